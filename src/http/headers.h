@@ -1,0 +1,40 @@
+/* headers.h - ordered header list operations and field classification. */
+#ifndef MGW_HTTP_HEADERS_H
+#define MGW_HTTP_HEADERS_H
+
+#include "http/headers-t.h"
+
+void mgw_headers_init(struct mgw_headers *h);
+/* Frees every field; the list is empty and reusable afterwards. */
+void mgw_headers_deinit(struct mgw_headers *h);
+
+/* Appends a copy of name/value. Returns 0 or MGW_ENOMEM. */
+int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
+                    const char *value, size_t vlen);
+/* Convenience for NUL-terminated strings. */
+int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value);
+
+/* First value of name (case-insensitive) or NULL. */
+const char *mgw_headers_get(const struct mgw_headers *h, const char *name);
+/* Number of fields called name. */
+size_t mgw_headers_count(const struct mgw_headers *h, const char *name);
+/* Removes every field called name; returns how many were removed. */
+size_t mgw_headers_remove(struct mgw_headers *h, const char *name);
+/* Replaces all fields called name by one with value (appended if absent). */
+int mgw_headers_set(struct mgw_headers *h, const char *name, const char *value);
+
+/* 1 if name is a valid RFC 9110 token, 0 otherwise. */
+int mgw_header_name_valid(const char *name, size_t len);
+/* 1 if value contains only field-vchar / SP / HTAB (no CR, LF, NUL, other
+ * controls), 0 otherwise. */
+int mgw_header_value_valid(const char *value, size_t len);
+/* 1 for hop-by-hop fields per RFC 9110 §7.6.1 (Connection, Keep-Alive,
+ * Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade,
+ * Proxy-Authenticate, Proxy-Authorization is NOT included: it is
+ * end-to-end for a gateway that does not consume it). */
+int mgw_header_is_hop_by_hop(const char *name);
+
+/* Case-insensitive search of token in a comma-separated list value. */
+int mgw_header_list_has(const char *value, const char *token);
+
+#endif

@@ -1,0 +1,152 @@
+/* server.h - the HTTP server layer: listeners, HTTP/1.1 (http-parser) and
+ * HTTP/2 (nghttp2, h2c prior knowledge and TLS+ALPN) connections, and the
+ * request/response "exchange" API handlers program against.
+ *
+ * Model.  The layer reads a whole request (headers, then a body bounded by
+ * limits.max_body) and then calls the handler once with an exchange.  The
+ * handler answers at once (mgw_http_respond) or later: it may keep the
+ * exchange across event-loop turns, streaming a response with
+ * mgw_http_stream_start / _write / _end.  Protocol differences (chunked vs
+ * DATA frames, keep-alive, flow control) are hidden here.
+ *
+ * Ownership.  The layer owns every exchange.  After mgw_http_respond() or
+ * mgw_http_stream_end() returns, the handler must not touch the exchange
+ * again.  A handler that keeps an exchange beyond the handler callback must
+ * install an abort callback (mgw_http_set_callbacks): when the client
+ * resets the stream or closes the connection before the response ended,
+ * on_abort runs once and the exchange is freed right after it returns.
+ * Without an abort callback an unfinished exchange is freed silently.
+ *
+ * Threads.  One server per event_base; nothing here is thread-safe. */
+#ifndef MGW_HTTP_SERVER_H
+#define MGW_HTTP_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+
+#include "http/headers-t.h"
+
+/* Limits and timeouts (seconds) applied to every connection. */
+struct mgw_http_limits {
+	size_t max_header_bytes;   /* sum of header names+values; 431 when over */
+	size_t max_headers;        /* header field count; 431 */
+	size_t max_uri;            /* request-target bytes; 414 */
+	size_t max_body;           /* request body bytes; 413 */
+	uint32_t max_streams;      /* HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS */
+	size_t max_connections;    /* accepted connections; more are closed */
+	size_t write_high_watermark; /* output bytes above which a streaming
+	                              * exchange reports "not writable" */
+	double header_timeout;     /* first byte to end of headers */
+	double body_timeout;       /* end of headers to end of body */
+	double idle_timeout;       /* keep-alive wait between requests */
+	double write_timeout;      /* no output progress while data is queued */
+};
+
+/* Fills lim with the built-in defaults (documented in mcpgw(1)). */
+void mgw_http_limits_default(struct mgw_http_limits *lim);
+
+struct mgw_http_server;
+struct mgw_http_exchange;
+
+/* Called once per complete request. */
+typedef void (*mgw_http_handler_cb)(struct mgw_http_exchange *x, void *arg);
+/* The client went away before the response ended; x is freed after return. */
+typedef void (*mgw_http_abort_cb)(struct mgw_http_exchange *x, void *arg);
+/* Queued output of a streaming exchange fell below half the watermark. */
+typedef void (*mgw_http_drain_cb)(struct mgw_http_exchange *x, void *arg);
+/* Graceful shutdown finished (all exchanges done or deadline passed). */
+typedef void (*mgw_http_done_cb)(void *arg);
+
+/* Creates a server on base. lim is copied. Returns NULL on no memory. */
+struct mgw_http_server *mgw_http_server_new(struct event_base *base,
+                                            const struct mgw_http_limits *lim,
+                                            mgw_http_handler_cb handler,
+                                            void *arg);
+/* Closes listeners and all connections at once (aborting exchanges, with
+ * their abort callbacks) and frees the server. NULL is allowed. */
+void mgw_http_server_free(struct mgw_http_server *s);
+
+/* Adds a listener on "HOST:PORT" ("[::1]:0" for IPv6; port 0 picks a free
+ * port).  tls NULL = plain listener that serves HTTP/1.1 and detects the
+ * HTTP/2 client preface (h2c prior knowledge); otherwise TLS with ALPN
+ * offering h2 and http/1.1 (the server takes its own reference on tls).
+ * The bound address is written to bound ("127.0.0.1:40123", IPv6 in
+ * brackets).  Returns 0, MGW_EINVAL (bad address) or MGW_EIO (bind/listen
+ * failed; errno kept). */
+int mgw_http_server_listen(struct mgw_http_server *s, const char *hostport,
+                           SSL_CTX *tls, char *bound, size_t boundlen);
+
+/* Graceful shutdown: stop accepting, send HTTP/2 GOAWAY, close idle
+ * keep-alive connections, let in-flight exchanges finish; after deadline
+ * seconds abort the rest.  done runs once, from the loop, when nothing is
+ * left.  The server must still be freed by the caller afterwards. */
+void mgw_http_server_shutdown(struct mgw_http_server *s, double deadline,
+                              mgw_http_done_cb done, void *arg);
+
+/* Counts, for stats endpoints. */
+size_t mgw_http_server_connections(const struct mgw_http_server *s);
+size_t mgw_http_server_inflight(const struct mgw_http_server *s);
+
+/* ---- request accessors (valid until the exchange ends) ---- */
+const char *mgw_http_method(const struct mgw_http_exchange *x);
+/* Raw request-target as received ("/mcp?x=1"); for HTTP/2 :path. */
+const char *mgw_http_target(const struct mgw_http_exchange *x);
+/* Path part of the target without the query ("/mcp"). */
+const char *mgw_http_path(const struct mgw_http_exchange *x);
+/* Authority: Host header (HTTP/1.1) or :authority (HTTP/2); may be NULL. */
+const char *mgw_http_authority(const struct mgw_http_exchange *x);
+/* Regular header fields in arrival order (no pseudo-headers, no Host for
+ * HTTP/1.1 is NOT removed: Host stays in the list). */
+const struct mgw_headers *mgw_http_req_headers(const struct mgw_http_exchange *x);
+/* First value of a request header (case-insensitive) or NULL. */
+const char *mgw_http_req_header(const struct mgw_http_exchange *x,
+                                const char *name);
+/* Request body exactly as received (de-chunked); *len set; never NULL. */
+const unsigned char *mgw_http_req_body(const struct mgw_http_exchange *x,
+                                       size_t *len);
+/* 11 for HTTP/1.x, 20 for HTTP/2. */
+int mgw_http_version(const struct mgw_http_exchange *x);
+int mgw_http_is_tls(const struct mgw_http_exchange *x);
+/* Peer address "IP:PORT". */
+const char *mgw_http_peer(const struct mgw_http_exchange *x);
+uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x);
+/* HTTP/2 stream id, or 0 for HTTP/1.1. */
+int32_t mgw_http_stream_id(const struct mgw_http_exchange *x);
+struct event_base *mgw_http_base(const struct mgw_http_exchange *x);
+
+/* ---- responses ---- */
+/* Sends a complete response. headers may be NULL; content_type NULL means
+ * no Content-Type. Content-Length is set by the layer; hop-by-hop fields in
+ * headers are dropped.  Returns 0, or a negative code (the exchange is
+ * finished in every case). */
+int mgw_http_respond(struct mgw_http_exchange *x, int status,
+                     const struct mgw_headers *headers,
+                     const char *content_type, const void *body, size_t len);
+
+/* Starts a streamed response (HTTP/1.1: chunked; HTTP/2: DATA frames).
+ * Returns 0, or MGW_ECLOSED if the client is gone. */
+int mgw_http_stream_start(struct mgw_http_exchange *x, int status,
+                          const struct mgw_headers *headers,
+                          const char *content_type);
+/* Queues bytes and flushes them now (no buffering for SSE). Returns 0,
+ * MGW_ECLOSED if the client is gone, MGW_ELIMIT if queued output would
+ * exceed 4x the write watermark (the caller must wait for on_drain). */
+int mgw_http_stream_write(struct mgw_http_exchange *x, const void *data,
+                          size_t len);
+/* 1 while queued output is below the high watermark. */
+int mgw_http_stream_writable(const struct mgw_http_exchange *x);
+/* Ends the stream (last chunk / END_STREAM). The exchange is finished. */
+int mgw_http_stream_end(struct mgw_http_exchange *x);
+
+/* Installs abort / drain callbacks (either may be NULL). */
+void mgw_http_set_callbacks(struct mgw_http_exchange *x,
+                            mgw_http_abort_cb on_abort,
+                            mgw_http_drain_cb on_drain, void *arg);
+
+/* Standard reason phrase for a status ("Not Found"); "Unknown" otherwise. */
+const char *mgw_http_reason(int status);
+
+#endif

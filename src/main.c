@@ -1,0 +1,73 @@
+/* main.c - the mcpgw command: dispatch to subcommands. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/event.h>
+#include <jansson.h>
+#include <nghttp2/nghttp2ver.h>
+#include <openssl/opensslv.h>
+#include <yaml.h>
+#include <http_parser.h>
+#include <hiredis/hiredis.h>
+
+#include "core/commands.h"
+#include "core/errors.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: mcpgw COMMAND [OPTIONS]\n"
+	      "\n"
+	      "A gateway for the Model Context Protocol.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  backend        run the reference MCP server (legacy, modern or dual era)\n"
+	      "  check-config   validate a configuration file and exit\n"
+	      "  version        print version and library versions\n"
+	      "  help           show this text\n"
+	      "\n"
+	      "Run 'mcpgw COMMAND --help' for a command's options.\n"
+	      "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n",
+	      out);
+}
+
+static int cmd_version(void)
+{
+	printf("mcpgw %s\n", PACKAGE_VERSION);
+	printf("  libevent %s, nghttp2 %s, %s, jansson %s, libyaml %s,\n"
+	       "  http-parser %lu.%lu.%lu, hiredis %d.%d.%d\n",
+	       event_get_version(), NGHTTP2_VERSION, OPENSSL_VERSION_TEXT,
+	       JANSSON_VERSION, yaml_get_version_string(),
+	       http_parser_version() >> 16 & 255, http_parser_version() >> 8 & 255,
+	       http_parser_version() & 255, HIREDIS_MAJOR, HIREDIS_MINOR,
+	       HIREDIS_PATCH);
+	return MGW_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		usage(stderr);
+		return MGW_EXIT_USAGE;
+	}
+	cmd = argv[1];
+	if (strcmp(cmd, "backend") == 0)
+		return mgw_backend_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "check-config") == 0)
+		return mgw_check_config_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
+		return cmd_version();
+	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
+	    strcmp(cmd, "-h") == 0) {
+		usage(stdout);
+		return MGW_EXIT_OK;
+	}
+	fprintf(stderr, "mcpgw: unknown command '%s'\n", cmd);
+	usage(stderr);
+	return MGW_EXIT_USAGE;
+}
