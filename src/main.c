@@ -1,5 +1,5 @@
 /* main.c - the mcpgw command: dispatch to subcommands. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <signal.h>
 #include <stdio.h>

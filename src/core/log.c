@@ -1,5 +1,5 @@
 /* log.c - stderr logger with levels, context and secret redaction. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

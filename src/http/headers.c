@@ -1,5 +1,5 @@
 /* headers.c - ordered header list and RFC 9110 field checks. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* base64.c - strict base64 codec (both alphabets). Hand-written because
  * OpenSSL's EVP_DecodeBlock accepts whitespace and ignores trailing bits,
  * and strictness matters for header validation and sealed tokens. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

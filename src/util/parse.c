@@ -1,5 +1,5 @@
 /* parse.c - strict value parsers for flags and configuration. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <errno.h>
 #include <math.h>

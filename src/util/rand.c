@@ -1,5 +1,5 @@
 /* rand.c - CSPRNG wrappers (OpenSSL) and a per-thread fast generator. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <openssl/rand.h>
 

@@ -1,5 +1,5 @@
 /* time.c - clock helpers. */
-#include "config.h"
+#include "autoconf.h"
 
 #include <time.h>
 

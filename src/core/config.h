@@ -1,0 +1,32 @@
+/* config.h - load YAML (or JSON) configuration into an immutable snapshot.
+ *
+ * Errors name "FILE:LINE:COLUMN: KEY: message" — unknown keys, wrong types,
+ * out-of-range values, duplicate keys, YAML syntax errors. */
+#ifndef MGW_CORE_CONFIG_H
+#define MGW_CORE_CONFIG_H
+
+#include <stddef.h>
+
+#include "core/config-t.h"
+
+/* Returns a snapshot holding every built-in default (no listeners). */
+struct mgw_config *mgw_config_defaults(void);
+
+/* Parses and validates path.  On success returns a new snapshot; on
+ * failure returns NULL and writes one message to err. */
+struct mgw_config *mgw_config_load(const char *path, char *err, size_t errlen);
+
+/* Same as mgw_config_load on an in-memory document (name used in errors). */
+struct mgw_config *mgw_config_load_string(const char *name, const char *text,
+                                          size_t len, char *err, size_t errlen);
+
+/* Frees a snapshot; NULL is allowed. */
+void mgw_config_free(struct mgw_config *c);
+
+/* Parsers of the enumerations shared with command-line flags.
+ * Return 0 or MGW_EINVAL. */
+int mgw_config_parse_era(const char *s, enum mgw_era_conf *out);
+int mgw_config_parse_state(const char *s, enum mgw_state_conf *out);
+int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out);
+
+#endif

@@ -1,0 +1,62 @@
+/* signals.c - deliver SIGTERM/SIGINT to the event loop as a stop request. */
+#include "autoconf.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/signals.h"
+
+struct mgw_signals {
+	struct event *term;
+	struct event *intr;
+	mgw_stop_cb on_stop;
+	void *arg;
+	int stopping;
+};
+
+static void on_signal(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_signals *s = arg;
+	int signo = (int)fd;
+
+	(void)what;
+	if (s->stopping) {
+		mgw_warn(NULL, "second signal %d while stopping: exiting now", signo);
+		_exit(1);
+	}
+	s->stopping = 1;
+	mgw_info(NULL, "signal %d: stopping gracefully", signo);
+	s->on_stop(signo, s->arg);
+}
+
+struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop,
+                                    void *arg)
+{
+	struct mgw_signals *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->on_stop = on_stop;
+	s->arg = arg;
+	s->term = evsignal_new(base, SIGTERM, on_signal, s);
+	s->intr = evsignal_new(base, SIGINT, on_signal, s);
+	if (!s->term || !s->intr || evsignal_add(s->term, NULL) != 0 ||
+	    evsignal_add(s->intr, NULL) != 0) {
+		mgw_signals_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void mgw_signals_free(struct mgw_signals *s)
+{
+	if (!s)
+		return;
+	if (s->term)
+		event_free(s->term);
+	if (s->intr)
+		event_free(s->intr);
+	free(s);
+}
