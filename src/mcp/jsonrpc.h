@@ -47,7 +47,17 @@ struct mgw_jrpc_msg {
 /* Parses and classifies a body of len bytes.  Rejects nesting deeper than
  * max_depth (0 = 64) with -32600 before handing anything to jansson.
  * Always fills *m (kind INVALID with error_code on failure) and returns 0,
- * or MGW_ENOMEM.  Release with mgw_jrpc_msg_deinit. */
+ * or MGW_ENOMEM.  Release with mgw_jrpc_msg_deinit.
+ * Details: duplicate object member names anywhere are rejected (-32600; see
+ * jsonrpc.c for why); a request id must be a string or integer (null,
+ * fractions, booleans are -32600); a notification has no "id" member at
+ * all; params may be an object or an array, but m->params is set only for
+ * an object (MCP uses objects); a response has exactly one of result /
+ * error, an error response may have a null or missing id (m->id NULL);
+ * an empty batch "[]" is INVALID; for INVALID messages m->id still names a
+ * valid string/integer id when the body had one, so the error can echo it.
+ * m->name is filled for requests only; extracted strings never contain an
+ * embedded NUL (such a method/name makes the message INVALID). */
 int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
                       struct mgw_jrpc_msg *m);
 void mgw_jrpc_msg_deinit(struct mgw_jrpc_msg *m);
@@ -59,7 +69,9 @@ char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
                           json_t *data, size_t *len);
 /* Serializes {"jsonrpc":"2.0","id":id,"result":result}; result stolen. */
 char *mgw_jrpc_result_body(json_t *id, json_t *result, size_t *len);
-/* Serializes a notification {"jsonrpc":"2.0","method":m,"params":p}. */
+/* Serializes a notification {"jsonrpc":"2.0","method":m,"params":p};
+ * params is stolen and may be NULL (member omitted).  For all three
+ * builders id is borrowed (copied into the body). */
 char *mgw_jrpc_notification_body(const char *method, json_t *params,
                                  size_t *len);
 
