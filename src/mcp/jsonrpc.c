@@ -247,7 +247,8 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 		return 0;
 	}
 	m->root = json_loadb(body, len,
-	                     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &jerr);
+	                     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
+	                     &jerr);
 	if (!m->root) {
 		if (json_error_code(&jerr) == json_error_out_of_memory)
 			return MGW_ENOMEM;

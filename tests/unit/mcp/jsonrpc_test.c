@@ -1,0 +1,412 @@
+/* jsonrpc_test.c - unit tests for src/mcp/jsonrpc.c: classification of
+ * every message kind and every invalid shape, and the body builders. */
+#include "autoconf.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/errors.h"
+#include "mcp/jsonrpc.h"
+
+static struct mgw_jrpc_msg classify(const char *body)
+{
+	struct mgw_jrpc_msg m;
+
+	assert_int_equal(mgw_jrpc_classify(body, strlen(body), 0, &m), 0);
+	return m;
+}
+
+static void expect_invalid(const char *body, int code, const char *why)
+{
+	struct mgw_jrpc_msg m = classify(body);
+
+	if (m.kind != MGW_JRPC_INVALID)
+		fail_msg("expected INVALID for %s, got kind %d", body, m.kind);
+	assert_int_equal(m.error_code, code);
+	if (why && !strstr(m.error_msg, why))
+		fail_msg("message '%s' lacks '%s' (body %s)", m.error_msg, why, body);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_request_tools_call(void **state)
+{
+	struct mgw_jrpc_msg m = classify(
+	        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"},"
+	        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_true(json_is_integer(m.id));
+	assert_int_equal(json_integer_value(m.id), 7);
+	assert_string_equal(m.method, "tools/call");
+	assert_non_null(m.params);
+	assert_string_equal(m.name, "echo");
+	assert_non_null(m.meta);
+	assert_string_equal(m.meta_protocol_version, "2026-07-28");
+	mgw_jrpc_msg_deinit(&m);
+	assert_null(m.root);
+}
+
+static void test_request_names(void **state)
+{
+	struct mgw_jrpc_msg m;
+
+	(void)state;
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"prompts/get\","
+	             "\"params\":{\"name\":\"review\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_string_equal(json_string_value(m.id), "a");
+	assert_string_equal(m.name, "review");
+	assert_null(m.meta);
+	assert_null(m.meta_protocol_version);
+	mgw_jrpc_msg_deinit(&m);
+
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\","
+	             "\"params\":{\"uri\":\"file:///a b\",\"name\":\"ignored\"}}");
+	assert_string_equal(m.name, "file:///a b");
+	mgw_jrpc_msg_deinit(&m);
+
+	/* Other methods never expose a name, even when params has one. */
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	             "\"params\":{\"name\":\"x\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_null(m.name);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* A non-string name is left for the method handler (-32602). */
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	             "\"params\":{\"name\":5}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_null(m.name);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_notification(void **state)
+{
+	struct mgw_jrpc_msg m = classify(
+	        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
+	assert_null(m.id);
+	assert_string_equal(m.method, "notifications/initialized");
+	assert_null(m.params);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_array_params(void **state)
+{
+	struct mgw_jrpc_msg m = classify(
+	        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1,2]}");
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_null(m.params);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_responses(void **state)
+{
+	struct mgw_jrpc_msg m;
+
+	(void)state;
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
+	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
+	assert_int_equal(json_integer_value(m.id), 3);
+	assert_null(m.method);
+	mgw_jrpc_msg_deinit(&m);
+
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":\"s\",\"error\":"
+	             "{\"code\":-32601,\"message\":\"nope\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* An error to an unparsable request carries a null id. */
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
+	             "{\"code\":-32700,\"message\":\"parse\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
+	assert_null(m.id);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_batch(void **state)
+{
+	struct mgw_jrpc_msg m = classify(
+	        "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]");
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_BATCH);
+	assert_non_null(m.root);
+	mgw_jrpc_msg_deinit(&m);
+	expect_invalid("[]", MGW_JRPC_INVALID_REQUEST, "empty batch");
+}
+
+static void test_parse_errors(void **state)
+{
+	(void)state;
+	expect_invalid("", MGW_JRPC_PARSE_ERROR, "parse error");
+	expect_invalid("{", MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("{\"jsonrpc\":\"2.0\",}", MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"} x",
+	               MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("\xff\xfe", MGW_JRPC_PARSE_ERROR, NULL);
+}
+
+static void test_invalid_shapes(void **state)
+{
+	(void)state;
+	expect_invalid("42", MGW_JRPC_INVALID_REQUEST, "must be an object");
+	expect_invalid("\"s\"", MGW_JRPC_INVALID_REQUEST, NULL);
+	expect_invalid("null", MGW_JRPC_INVALID_REQUEST, NULL);
+	/* jsonrpc version */
+	expect_invalid("{\"id\":1,\"method\":\"a\"}", MGW_JRPC_INVALID_REQUEST,
+	               "jsonrpc");
+	expect_invalid("{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "jsonrpc");
+	expect_invalid("{\"jsonrpc\":2.0,\"id\":1,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "jsonrpc");
+	expect_invalid("{\"jsonrpc\":\"2.0\\u0000\",\"id\":1,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "jsonrpc");
+	/* id types */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":true,\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":[1],\"method\":\"a\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	/* method */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":5}",
+	               MGW_JRPC_INVALID_REQUEST, "method");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\"}",
+	               MGW_JRPC_INVALID_REQUEST, "method");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\\u0000x\"}",
+	               MGW_JRPC_INVALID_REQUEST, "method");
+	/* params */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":3}",
+	               MGW_JRPC_INVALID_REQUEST, "params");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":\"x\"}",
+	               MGW_JRPC_INVALID_REQUEST, "params");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	               "\"params\":{\"name\":\"ec\\u0000ho\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "NUL");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":"
+	               "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":1}}}",
+	               MGW_JRPC_INVALID_REQUEST, "protocolVersion");
+	/* method together with result / error */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"result\":{}}",
+	               MGW_JRPC_INVALID_REQUEST, "method cannot");
+	/* responses */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{},\"error\":"
+	               "{\"code\":1,\"message\":\"m\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "both result and error");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1}", MGW_JRPC_INVALID_REQUEST,
+	               "neither");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"result\":{}}",
+	               MGW_JRPC_INVALID_REQUEST, "id");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":null,\"result\":{}}",
+	               MGW_JRPC_INVALID_REQUEST, "id");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":\"bad\"}",
+	               MGW_JRPC_INVALID_REQUEST, "error must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":\"x\",\"message\":\"m\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "error must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":1}}",
+	               MGW_JRPC_INVALID_REQUEST, "error must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"error\":{\"code\":1,\"message\":\"m\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+}
+
+static void test_invalid_keeps_id(void **state)
+{
+	struct mgw_jrpc_msg m = classify(
+	        "{\"jsonrpc\":\"2.0\",\"id\":\"q\",\"method\":7}");
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_string_equal(json_string_value(m.id), "q");
+	assert_null(m.method);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_duplicates(void **state)
+{
+	(void)state;
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\","
+	               "\"method\":\"tools/call\"}",
+	               MGW_JRPC_INVALID_REQUEST, "duplicate");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	               "\"params\":{\"name\":\"a\",\"name\":\"b\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "duplicate");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	               "\"params\":{\"arguments\":{\"r\":1,\"r\":2}}}",
+	               MGW_JRPC_INVALID_REQUEST, "duplicate");
+}
+
+/* Builds "[[[...1...]]]" (arrays) or {"a":{"a":...}} (objects). */
+static char *nest(size_t depth, int objects)
+{
+	char *s = malloc(depth * 6 + 8), *p = s;
+	size_t i;
+
+	assert_non_null(s);
+	for (i = 0; i < depth; i++) {
+		if (objects) {
+			memcpy(p, "{\"a\":", 5);
+			p += 5;
+		} else {
+			*p++ = '[';
+		}
+	}
+	*p++ = '1';
+	for (i = 0; i < depth; i++)
+		*p++ = objects ? '}' : ']';
+	*p = '\0';
+	return s;
+}
+
+static void test_depth(void **state)
+{
+	struct mgw_jrpc_msg m;
+	char *s, *body;
+
+	(void)state;
+	/* 64 levels pass the pre-scan (then fail as a non-message only for
+	 * arrays, which are batches). */
+	s = nest(64, 0);
+	assert_int_equal(mgw_jrpc_classify(s, strlen(s), 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_BATCH);
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+
+	s = nest(65, 0);
+	assert_int_equal(mgw_jrpc_classify(s, strlen(s), 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_int_equal(m.error_code, MGW_JRPC_INVALID_REQUEST);
+	assert_non_null(strstr(m.error_msg, "deeper than 64"));
+	assert_null(m.root);
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+
+	/* Far beyond jansson's own limit: rejected by our scan, no crash. */
+	s = nest(100000, 1);
+	assert_int_equal(mgw_jrpc_classify(s, strlen(s), 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_non_null(strstr(m.error_msg, "deeper"));
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+
+	/* A small explicit limit counts the envelope too. */
+	body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\",\"params\":{\"x\":[1]}}";
+	assert_int_equal(mgw_jrpc_classify(body, strlen(body), 3, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	mgw_jrpc_msg_deinit(&m);
+	assert_int_equal(mgw_jrpc_classify(body, strlen(body), 2, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* Brackets inside strings, including after an escaped quote, do not
+	 * count toward depth. */
+	body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
+	       "\"params\":{\"t\":\"\\\"[[[[[[{{{{{\\\\\"}}";
+	assert_int_equal(mgw_jrpc_classify(body, strlen(body), 2, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	mgw_jrpc_msg_deinit(&m);
+}
+
+static void test_error_body(void **state)
+{
+	json_t *id = json_integer(9), *data = json_pack("{s:[s]}", "supported", "2026-07-28");
+	struct mgw_jrpc_msg m;
+	size_t len = 0;
+	char *s;
+
+	(void)state;
+	s = mgw_jrpc_error_body(id, MGW_MCP_UNSUPPORTED_VERSION, "Unsupported",
+	                        data, &len);
+	assert_non_null(s);
+	assert_int_equal(len, strlen(s));
+	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
+	assert_int_equal(json_integer_value(m.id), 9);
+	assert_int_equal(json_integer_value(json_object_get(
+	        json_object_get(m.root, "error"), "code")), -32022);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(
+	        json_object_get(json_object_get(m.root, "error"), "data"),
+	        "supported"), 0)), "2026-07-28");
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+	/* id is borrowed: still ours to free. */
+	assert_int_equal(json_integer_value(id), 9);
+	json_decref(id);
+
+	s = mgw_jrpc_error_body(NULL, MGW_JRPC_PARSE_ERROR, "bad", NULL, &len);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "\"id\":null"));
+	assert_null(strstr(s, "data"));
+	free(s);
+}
+
+static void test_result_and_notification_body(void **state)
+{
+	json_t *id = json_string("r1");
+	struct mgw_jrpc_msg m;
+	size_t len;
+	char *s;
+
+	(void)state;
+	s = mgw_jrpc_result_body(id, json_pack("{s:s}", "resultType", "complete"),
+	                         &len);
+	assert_non_null(s);
+	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
+	assert_string_equal(json_string_value(m.id), "r1");
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+	json_decref(id);
+
+	s = mgw_jrpc_notification_body("notifications/progress",
+	                               json_pack("{s:i}", "progress", 1), &len);
+	assert_non_null(s);
+	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
+	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
+	assert_string_equal(m.method, "notifications/progress");
+	assert_non_null(m.params);
+	mgw_jrpc_msg_deinit(&m);
+	free(s);
+
+	s = mgw_jrpc_notification_body("notifications/x", NULL, &len);
+	assert_non_null(s);
+	assert_null(strstr(s, "params"));
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_request_tools_call),
+		cmocka_unit_test(test_request_names),
+		cmocka_unit_test(test_notification),
+		cmocka_unit_test(test_array_params),
+		cmocka_unit_test(test_responses),
+		cmocka_unit_test(test_batch),
+		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_invalid_shapes),
+		cmocka_unit_test(test_invalid_keeps_id),
+		cmocka_unit_test(test_duplicates),
+		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_error_body),
+		cmocka_unit_test(test_result_and_notification_body),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
