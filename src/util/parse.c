@@ -10,16 +10,22 @@
 #include "core/errors.h"
 #include "util/parse.h"
 
+/* Only plain decimal numbers: strtod alone would also take leading
+ * blanks, signs, hex ("0x10"), exponents and "inf". */
 int mgw_parse_duration(const char *s, double *out)
 {
 	char *end;
 	double v, mul = 1.0;
+	size_t n;
 
-	if (!s || !*s)
+	if (!s)
+		return MGW_EINVAL;
+	n = strspn(s, "0123456789.");
+	if (n == 0)
 		return MGW_EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || !isfinite(v) || v < 0)
+	if (end != s + n || errno || !isfinite(v))
 		return MGW_EINVAL;
 	if (strcmp(end, "ms") == 0)
 		mul = 0.001;
@@ -30,6 +36,8 @@ int mgw_parse_duration(const char *s, double *out)
 	else if (strcmp(end, "h") == 0)
 		mul = 3600.0;
 	else
+		return MGW_EINVAL;
+	if (!isfinite(v * mul))
 		return MGW_EINVAL;
 	*out = v * mul;
 	return 0;
@@ -66,7 +74,8 @@ int mgw_parse_int(const char *s, long long min, long long max, long long *out)
 	char *end;
 	long long v;
 
-	if (!s || !*s)
+	/* strtoll would also skip blanks and take a '+' sign */
+	if (!s || (*s != '-' && (*s < '0' || *s > '9')))
 		return MGW_EINVAL;
 	errno = 0;
 	v = strtoll(s, &end, 10);
@@ -74,6 +83,19 @@ int mgw_parse_int(const char *s, long long min, long long max, long long *out)
 		return MGW_EINVAL;
 	*out = v;
 	return 0;
+}
+
+/* Blanks, control bytes and stray brackets cannot be part of a name or an
+ * address; refusing them here gives a clear error instead of a failed
+ * lookup later. */
+static int host_chars_ok(const char *h, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)h[i];
+		if (c <= 0x20 || c >= 0x7f || c == '[' || c == ']' || c == '/')
+			return 0;
+	}
+	return 1;
 }
 
 int mgw_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port)
@@ -91,19 +113,22 @@ int mgw_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port
 		hs = s + 1;
 		hl = (size_t)(rb - hs);
 		colon = rb + 1;
+		if (hl == 0) /* "[]:80" names no address at all */
+			return MGW_EINVAL;
 	} else {
 		colon = strrchr(s, ':');
 		if (!colon || memchr(s, ':', (size_t)(colon - s)))
 			return MGW_EINVAL;
 		hl = (size_t)(colon - s);
 	}
-	if (mgw_parse_int(colon + 1, 0, 65535, &p) != 0)
+	if (colon[1] < '0' || colon[1] > '9' ||
+	    mgw_parse_int(colon + 1, 0, 65535, &p) != 0)
 		return MGW_EINVAL;
 	if (hl == 0) {
 		hs = "0.0.0.0";
 		hl = strlen(hs);
 	}
-	if (hl + 1 > hostlen)
+	if (hl + 1 > hostlen || !host_chars_ok(hs, hl))
 		return MGW_EINVAL;
 	memcpy(host, hs, hl);
 	host[hl] = '\0';
