@@ -1,0 +1,483 @@
+# lib.sh - shared helpers of the integration tests (sourced, bash only).
+#
+# Every test gets a private temporary directory, starts real processes
+# (mcpgw backend, redis-server) on 127.0.0.1 with ephemeral ports, and
+# leaves nothing behind: an EXIT trap kills every process it started, by
+# PID, and removes the directory.  Every wait is bounded in count and time,
+# and a watchdog ends a test that runs far longer than it should.
+#
+# Exit status convention of the automake test driver: 0 pass, 1 fail,
+# 77 skip (only for optional tools), 99 hard error.
+
+if [ -z "${BASH_VERSION:-}" ]; then
+	echo "lib.sh needs bash" >&2
+	exit 99
+fi
+
+set -u
+
+T_NAME=$(basename "${0%.sh}")
+T_FAILS=0
+T_CHECKS=0
+T_PIDS=""
+T_WATCHDOG=""
+MCPGW=${MCPGW:-${TOP_BUILDDIR:-.}/mcpgw}
+TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+TOP_BUILDDIR=${TOP_BUILDDIR:-$(pwd)}
+T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mcpgw-$T_NAME.XXXXXX") || exit 99
+CURL_MAX=${CURL_MAX:-10}
+
+log() { printf '[%s] %s\n' "$T_NAME" "$*"; }
+
+# Records one failed check and goes on, so one run shows every discrepancy.
+fail() {
+	T_FAILS=$((T_FAILS + 1))
+	printf '[%s] FAIL: %s\n' "$T_NAME" "$*"
+}
+
+ok() {
+	T_CHECKS=$((T_CHECKS + 1))
+	printf '[%s] ok: %s\n' "$T_NAME" "$*"
+}
+
+# A failure after which the rest of the test cannot mean anything.
+die() {
+	T_FAILS=$((T_FAILS + 1))
+	printf '[%s] FATAL: %s\n' "$T_NAME" "$*"
+	exit 1
+}
+
+skip() {
+	printf '[%s] SKIP: %s\n' "$T_NAME" "$*"
+	exit 77
+}
+
+# Kills every process this test started (by PID), then removes the temp
+# directory.  Runs once, on any exit.
+t_cleanup() {
+	local rc=$? p
+	trap - EXIT INT TERM
+	for p in $T_PIDS; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in $T_PIDS; do
+		# bounded: 30 x 0.1 s, then SIGKILL
+		local i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 30 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "$T_WATCHDOG" ]; then
+		kill -TERM "$T_WATCHDOG" 2>/dev/null
+		wait "$T_WATCHDOG" 2>/dev/null
+	fi
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -d "$T_DIR" ]; then
+		# Leave the processes' stderr in the test log for diagnosis.
+		local f
+		for f in "$T_DIR"/*.err; do
+			[ -s "$f" ] || continue
+			printf '%s\n' "----- $(basename "$f") (last 40 lines)"
+			tail -n 40 "$f"
+		done
+	fi
+	rm -rf "$T_DIR"
+	exit "$rc"
+}
+trap t_cleanup EXIT
+trap 'exit 1' INT TERM
+
+# Ends the test (status 1 through the TERM trap) if it runs longer than
+# $1 seconds.  The watchdog's own sleep is ended with it at cleanup.
+watchdog() {
+	local secs=$1 me=$$
+	(
+		trap 'kill -TERM $sp 2>/dev/null; exit 0' TERM
+		sleep "$secs" &
+		sp=$!
+		wait $sp
+		echo "[$T_NAME] watchdog: test exceeded ${secs}s" >&2
+		kill -TERM "$me" 2>/dev/null
+	) &
+	T_WATCHDOG=$!
+}
+
+# Called at the end of every test: the exit status reflects every check.
+finish() {
+	log "$T_CHECKS checks passed, $T_FAILS failed"
+	if [ "$T_FAILS" -ne 0 ]; then
+		exit 1
+	fi
+	exit 0
+}
+
+# Required tools are installed by the setup; missing one is a failure.
+require_tools() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 || die "required tool '$t' is not installed"
+	done
+}
+
+require_mcpgw() {
+	[ -x "$MCPGW" ] || die "mcpgw binary not found at '$MCPGW'"
+}
+
+track_pid() { T_PIDS="$T_PIDS $1"; }
+
+# Asks the kernel for a free TCP port on 127.0.0.1 (for programs such as
+# redis-server that cannot bind port 0 themselves).
+free_port() {
+	timeout 10 node -e '
+const s = require("net").createServer();
+s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => console.log(p)); });'
+}
+
+# start_backend [mcpgw backend options...]
+# Starts "mcpgw backend --listen 127.0.0.1:0 OPTIONS" and waits (10 s at
+# most) for its first stdout line "listening on HOST:PORT".  Sets B_PID,
+# B_ADDR (HOST:PORT), B_URL (http://HOST:PORT/mcp), B_OUT and B_ERR (its
+# stdout / stderr files).  The listen option can be replaced by passing
+# --listen yourself as the first option.
+B_SEQ=0
+start_backend() {
+	local args=("$@")
+	B_SEQ=$((B_SEQ + 1))
+	B_OUT=$T_DIR/backend$B_SEQ.out
+	B_ERR=$T_DIR/backend$B_SEQ.err
+	if [ "${1:-}" != "--listen" ]; then
+		args=(--listen 127.0.0.1:0 "${args[@]}")
+	fi
+	"$MCPGW" backend "${args[@]}" >"$B_OUT" 2>"$B_ERR" &
+	B_PID=$!
+	track_pid "$B_PID"
+	local i=0 line=""
+	while [ $i -lt 100 ]; do
+		line=$(head -n 1 "$B_OUT" 2>/dev/null)
+		case $line in
+		"listening on "*:*) break ;;
+		esac
+		if ! kill -0 "$B_PID" 2>/dev/null; then
+			wait "$B_PID"
+			die "mcpgw backend ${args[*]} exited with status $? before listening: $(tail -n 5 "$B_ERR")"
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	case $line in
+	"listening on "*:*) ;;
+	*) die "mcpgw backend ${args[*]}: no 'listening on HOST:PORT' line on stdout within 10 s (got '$line')" ;;
+	esac
+	B_ADDR=${line#listening on }
+	B_ADDR=${B_ADDR%%[[:space:]]*}
+	B_URL=http://$B_ADDR/mcp
+	log "backend $B_SEQ (pid $B_PID) on $B_ADDR: ${args[*]}"
+}
+
+# Sends a signal to a started process and waits (bounded) for its exit;
+# prints its exit status.  Returns 1 if it did not exit within $3 seconds.
+stop_pid() {
+	local pid=$1 sig=${2:-TERM} secs=${3:-10} i=0
+	kill -"$sig" "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt $((secs * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	echo $?
+}
+
+# start_redis: runs a private redis-server on 127.0.0.1 (no persistence)
+# and waits for PING.  Sets REDIS_PID, REDIS_PORT, REDIS_URL.
+start_redis() {
+	local try port i
+	for try in 1 2 3; do
+		port=$(free_port) || continue
+		redis-server --port "$port" --bind 127.0.0.1 --save '' \
+			--appendonly no --daemonize no --protected-mode yes \
+			>"$T_DIR/redis.out" 2>"$T_DIR/redis.err" &
+		REDIS_PID=$!
+		track_pid "$REDIS_PID"
+		i=0
+		while [ $i -lt 50 ]; do
+			if [ "$(timeout 2 redis-cli -h 127.0.0.1 -p "$port" ping 2>/dev/null)" = PONG ]; then
+				REDIS_PORT=$port
+				REDIS_URL=redis://127.0.0.1:$port
+				log "redis-server (pid $REDIS_PID) on 127.0.0.1:$port"
+				return 0
+			fi
+			kill -0 "$REDIS_PID" 2>/dev/null || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$REDIS_PID" 2>/dev/null
+		wait "$REDIS_PID" 2>/dev/null
+	done
+	die "redis-server did not start: $(tail -n 5 "$T_DIR/redis.out")"
+}
+
+# gen_cert: a self-signed certificate for localhost and 127.0.0.1.
+# Sets CERT and KEY.
+gen_cert() {
+	CERT=$T_DIR/cert.pem
+	KEY=$T_DIR/key.pem
+	timeout 30 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+		-nodes -keyout "$KEY" -out "$CERT" -days 2 -subj /CN=localhost \
+		-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+		>"$T_DIR/openssl.err" 2>&1 ||
+		die "openssl could not make a certificate: $(cat "$T_DIR/openssl.err")"
+}
+
+# ---- HTTP ----------------------------------------------------------------
+# req METHOD URL [curl options...]
+# One request with curl, 10 s at most.  Response headers go to $HDR, the
+# body to $BODYF; sets CODE (000 when curl failed), BODY (the body text),
+# HTTPV (curl's %{http_version}).
+HDR=$T_DIR/last.hdr
+BODYF=$T_DIR/last.body
+req() {
+	local method=$1 url=$2 out
+	shift 2
+	: >"$HDR"
+	: >"$BODYF"
+	out=$(curl -sS --max-time "$CURL_MAX" -X "$method" -D "$HDR" -o "$BODYF" \
+		-w '%{http_code} %{http_version}' "$@" "$url" 2>"$T_DIR/curl.err")
+	CODE=${out%% *}
+	HTTPV=${out##* }
+	[ -n "$CODE" ] || CODE=000
+	BODY=$(cat "$BODYF")
+}
+
+# Value of a response header of the last request (case-insensitive name,
+# last occurrence, CR stripped).
+hdr() {
+	tr -d '\r' <"$HDR" | awk -v n="$(printf '%s' "$1" | tr 'A-Z' 'a-z')" '
+		{ i = index($0, ":"); if (i == 0) next
+		  k = tolower(substr($0, 1, i - 1)); v = substr($0, i + 1)
+		  sub(/^[ \t]+/, "", v); sub(/[ \t]+$/, "", v)
+		  if (k == n) last = v }
+		END { if (last != "") print last }'
+}
+
+# post URL JSON [curl options...]: an MCP POST (JSON body, both Accepts).
+post() {
+	local url=$1 json=$2
+	shift 2
+	req POST "$url" -H 'Content-Type: application/json' \
+		-H 'Accept: application/json, text/event-stream' \
+		--data-binary "$json" "$@"
+}
+
+# Prints the JSON-RPC response of the last request: the body itself when
+# it is JSON, or, for an SSE answer, the data of the event that carries
+# the response (an "id" with "result" or "error").
+rpc() {
+	case $(hdr content-type) in
+	text/event-stream*) sse_messages | jq -c 'select(has("id") and (has("result") or has("error")))' | tail -n 1 ;;
+	*) printf '%s' "$BODY" ;;
+	esac
+}
+
+# Prints each SSE event's data (one JSON message per line) of the last body.
+# Data lines of one event are joined with newlines per the SSE rules.
+sse_messages() {
+	tr -d '\r' <"$BODYF" | awk '
+		/^data:/ { d = substr($0, 6); sub(/^ /, "", d)
+		           buf = (buf == "" ? d : buf "\n" d); next }
+		/^$/ { if (buf != "") print buf; buf = "" }
+		END { if (buf != "") print buf }'
+}
+
+# jq_get FILTER: evaluates FILTER on rpc output, raw.
+jq_get() { rpc | jq -r "$1" 2>/dev/null; }
+
+# ---- assertions -----------------------------------------------------------
+assert_eq() { # WHAT EXPECTED GOT
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
+}
+
+assert_ne() { # WHAT UNEXPECTED GOT
+	if [ "$2" != "$3" ]; then ok "$1"; else fail "$1: did not expect '$3'"; fi
+}
+
+assert_match() { # WHAT ERE GOT
+	if printf '%s' "$3" | grep -Eq -- "$2"; then ok "$1"; else fail "$1: expected to match /$2/, got '$3'"; fi
+}
+
+assert_nomatch() { # WHAT ERE GOT
+	if printf '%s' "$3" | grep -Eq -- "$2"; then fail "$1: expected no match of /$2/, got '$3'"; else ok "$1"; fi
+}
+
+# assert_code WHAT EXPECTED_STATUS_ERE: on the last request.
+assert_code() {
+	if printf '%s' "$CODE" | grep -Eqx -- "$2"; then
+		ok "$1 (HTTP $CODE)"
+	else
+		fail "$1: expected HTTP status $2, got $CODE; body: $(printf '%s' "$BODY" | head -c 400)"
+	fi
+}
+
+# assert_jq WHAT FILTER: FILTER must yield true on the last JSON-RPC message.
+assert_jq() {
+	local msg
+	msg=$(rpc)
+	if printf '%s' "$msg" | jq -e "$2" >/dev/null 2>&1; then
+		ok "$1"
+	else
+		fail "$1: expected jq '$2' to hold on: $(printf '%s' "$msg" | head -c 600)"
+	fi
+}
+
+# ---- MCP: legacy era ----------------------------------------------------
+LEGACY_VERSION=2025-11-25
+MODERN_VERSION=2026-07-28
+
+# legacy_init URL [VERSION [curl options...]]: initialize +
+# notifications/initialized.  Sets SID, NEGOTIATED, and HTTPV of the
+# initialize exchange; failures are recorded, not fatal.
+legacy_init() {
+	local url=$1 v=${2:-$LEGACY_VERSION} v0
+	shift
+	[ $# -gt 0 ] && shift
+	SID=""
+	NEGOTIATED=""
+	post "$url" "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"$v\",\"capabilities\":{},\"clientInfo\":{\"name\":\"itest\",\"version\":\"1\"}}}" "$@"
+	if [ "$CODE" != 200 ]; then
+		fail "initialize on $url: HTTP $CODE: $BODY"
+		return 1
+	fi
+	SID=$(hdr mcp-session-id)
+	NEGOTIATED=$(jq_get '.result.protocolVersion')
+	v0=$HTTPV
+	post "$url" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED" "$@"
+	if [ "$CODE" != 202 ]; then
+		fail "notifications/initialized: expected 202, got $CODE"
+		return 1
+	fi
+	HTTPV=$v0
+	return 0
+}
+
+# legacy URL ID METHOD PARAMS_JSON [curl options...]: a request in session SID.
+legacy() {
+	local url=$1 id=$2 method=$3 params=$4
+	shift 4
+	post "$url" "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"$method\",\"params\":$params}" \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED" "$@"
+}
+
+# ---- MCP: modern era -----------------------------------------------------
+# modern_body ID METHOD PARAMS_JSON [VERSION]: a request body with the
+# required _meta envelope merged into params.
+modern_body() {
+	local id=$1 method=$2 params=$3 v=${4:-$MODERN_VERSION}
+	jq -cn --argjson id "$id" --arg m "$method" --argjson p "$params" --arg v "$v" '
+		{jsonrpc: "2.0", id: $id, method: $m,
+		 params: ($p + {_meta: (($p._meta // {}) + {
+			"io.modelcontextprotocol/protocolVersion": $v,
+			"io.modelcontextprotocol/clientCapabilities": {},
+			"io.modelcontextprotocol/clientInfo": {name: "itest", version: "1"}})})}'
+}
+
+# modern URL ID METHOD PARAMS_JSON [curl options...]: a modern request with
+# the SEP-2243 headers mirrored from the body (Mcp-Name for tools/call,
+# prompts/get, resources/read).
+modern() {
+	local url=$1 id=$2 method=$3 params=$4 name body
+	shift 4
+	body=$(modern_body "$id" "$method" "$params")
+	local extra=()
+	case $method in
+	tools/call | prompts/get) name=$(printf '%s' "$params" | jq -r '.name') ;;
+	resources/read) name=$(printf '%s' "$params" | jq -r '.uri') ;;
+	*) name="" ;;
+	esac
+	[ -n "$name" ] && extra=(-H "Mcp-Name: $name")
+	post "$url" "$body" -H "MCP-Protocol-Version: $MODERN_VERSION" \
+		-H "Mcp-Method: $method" "${extra[@]}" "$@"
+}
+
+# First text content of a tools/call result of the last request.
+tool_text() { jq_get '.result.content[0].text // empty'; }
+
+# ---- streams ---------------------------------------------------------------
+# stream_open NAME SECS METHOD URL [curl options...]: starts curl in the
+# background (at most SECS seconds, no buffering); headers go to
+# $T_DIR/NAME.hdr and the body to $T_DIR/NAME.body.  Sets S_PID.
+stream_open() {
+	local name=$1 secs=$2 method=$3 url=$4
+	shift 4
+	: >"$T_DIR/$name.hdr"
+	: >"$T_DIR/$name.body"
+	curl -sS -N --max-time "$secs" -X "$method" -D "$T_DIR/$name.hdr" \
+		-o "$T_DIR/$name.body" "$@" "$url" 2>"$T_DIR/$name.curlerr" &
+	S_PID=$!
+	track_pid "$S_PID"
+}
+
+# wait_match FILE ERE SECS: polls (0.1 s steps) until FILE has a line
+# matching ERE.  Returns 1 after SECS seconds.
+wait_match() {
+	local f=$1 re=$2 n=$(($3 * 10)) i=0
+	while [ $i -lt $n ]; do
+		grep -Eq -- "$re" "$f" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# wait_pid PID SECS: waits for a started process (bounded); prints nothing.
+# Returns its exit status, or 124 if it is still running after SECS.
+wait_pid() {
+	local pid=$1 n=$(($2 * 10)) i=0
+	while kill -0 "$pid" 2>/dev/null && [ $i -lt $n ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -0 "$pid" 2>/dev/null && return 124
+	wait "$pid" 2>/dev/null
+}
+
+# A header of a stream's response (see hdr).
+stream_hdr() { HDR=$T_DIR/$1.hdr hdr "$2"; }
+
+# bg_post NAME URL JSON [curl options...]: an MCP POST in the background.
+# When it ends, $T_DIR/NAME.code holds the status and NAME.body the body;
+# the order in which requests ended can be read from $T_DIR/order.  Sets
+# BG_PID.
+bg_post() {
+	local name=$1 url=$2 json=$3
+	shift 3
+	rm -f "$T_DIR/$name.code"
+	(
+		c=$(curl -sS --max-time "$CURL_MAX" -D "$T_DIR/$name.hdr" -o "$T_DIR/$name.body" \
+			-w '%{http_code}' -H 'Content-Type: application/json' \
+			-H 'Accept: application/json, text/event-stream' \
+			--data-binary "$json" "$@" "$url" 2>"$T_DIR/$name.curlerr")
+		echo "$name" >>"$T_DIR/order"
+		echo "${c:-000}" >"$T_DIR/$name.code"
+	) &
+	BG_PID=$!
+	track_pid "$BG_PID"
+}
+
+# bg_result NAME: after the request ended, points CODE/BODY/HDR at it.
+bg_result() {
+	CODE=$(cat "$T_DIR/$1.code" 2>/dev/null || echo 000)
+	HDR=$T_DIR/$1.hdr
+	BODYF=$T_DIR/$1.body
+	BODY=$(cat "$BODYF" 2>/dev/null)
+}
+
+# Restores CODE/BODY/HDR to the foreground request files.
+fg_result() {
+	HDR=$T_DIR/last.hdr
+	BODYF=$T_DIR/last.body
+}
