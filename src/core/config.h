@@ -29,4 +29,10 @@ int mgw_config_parse_era(const char *s, enum mgw_era_conf *out);
 int mgw_config_parse_state(const char *s, enum mgw_state_conf *out);
 int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out);
 
+/* The spelling of each enumeration value as accepted by the parsers above
+ * (static strings, for logs and summaries). */
+const char *mgw_config_era_name(enum mgw_era_conf v);
+const char *mgw_config_state_name(enum mgw_state_conf v);
+const char *mgw_config_sse_name(enum mgw_sse_conf v);
+
 #endif
