@@ -39,12 +39,18 @@ static void set_invalid(struct mgw_jrpc_msg *m, int code, const char *fmt, ...)
 static void set_invalid(struct mgw_jrpc_msg *m, int code, const char *fmt, ...)
 {
 	va_list ap;
+	char *p;
 
 	m->kind = MGW_JRPC_INVALID;
 	m->error_code = code;
 	va_start(ap, fmt);
 	vsnprintf(m->error_msg, sizeof(m->error_msg), fmt, ap);
 	va_end(ap);
+	/* jansson quotes input bytes in its messages; the message goes into a
+	 * JSON body and a log line, so keep it printable ASCII. */
+	for (p = m->error_msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7E)
+			*p = '?';
 }
 
 /* Returns 1 when the nesting of arrays/objects in buf exceeds max_depth.
@@ -315,10 +321,25 @@ static json_t *answer_id(json_t *id)
 char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
                           json_t *data, size_t *len)
 {
-	json_t *err, *o = NULL;
+	json_t *err = NULL, *msg, *o = NULL;
 
-	err = json_pack("{s:i,s:s}", "code", code, "message",
-	                message ? message : "");
+	msg = json_string(message ? message : "");
+	if (!msg) {
+		/* Not UTF-8 (a message quoting client bytes): send it with
+		 * every non-ASCII byte replaced rather than send nothing. */
+		char *copy = strdup(message), *p;
+
+		if (!copy)
+			goto fail;
+		for (p = copy; *p; p++)
+			if ((unsigned char)*p > 0x7E)
+				*p = '?';
+		msg = json_string(copy);
+		free(copy);
+		if (!msg)
+			goto fail;
+	}
+	err = json_pack("{s:i,s:o}", "code", code, "message", msg);
 	if (!err)
 		goto fail;
 	if (data && json_object_set_new(err, "data", data) < 0) {

@@ -157,6 +157,16 @@ static void test_parse_errors(void **state)
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"} x",
 	               MGW_JRPC_PARSE_ERROR, NULL);
 	expect_invalid("\xff\xfe", MGW_JRPC_PARSE_ERROR, NULL);
+	{
+		/* error_msg stays printable ASCII whatever the input was */
+		struct mgw_jrpc_msg m = classify("{\"a\":\xff\x01}");
+		const char *p;
+
+		assert_int_equal(m.kind, MGW_JRPC_INVALID);
+		for (p = m.error_msg; *p; p++)
+			assert_true(*p >= 0x20 && *p < 0x7F);
+		mgw_jrpc_msg_deinit(&m);
+	}
 }
 
 static void test_invalid_shapes(void **state)
@@ -348,6 +358,12 @@ static void test_error_body(void **state)
 	/* id is borrowed: still ours to free. */
 	assert_int_equal(json_integer_value(id), 9);
 	json_decref(id);
+
+	/* A message quoting non-UTF-8 client bytes still yields a body. */
+	s = mgw_jrpc_error_body(NULL, MGW_JRPC_PARSE_ERROR, "bad \xff byte", NULL, &len);
+	assert_non_null(s);
+	assert_non_null(strstr(s, "bad ? byte"));
+	free(s);
 
 	s = mgw_jrpc_error_body(NULL, MGW_JRPC_PARSE_ERROR, "bad", NULL, &len);
 	assert_non_null(s);
