@@ -1,0 +1,153 @@
+/* conn-t.h - internal types of the HTTP server layer, shared by server.c
+ * (lifecycle, timers, exchange API), h1.c (http-parser) and h2.c
+ * (nghttp2).  Nothing outside src/http/ includes this file. */
+#ifndef MGW_HTTP_CONN_T_H
+#define MGW_HTTP_CONN_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <http_parser.h>
+
+#include "http/headers-t.h"
+#include "http/server.h"
+
+struct bufferevent;
+struct evbuffer;
+struct mgw_listener;
+struct nghttp2_session;
+
+enum mgw_conn_proto {
+	MGW_PROTO_DETECT = 0, /* plain listener: waiting for the h2 preface */
+	MGW_PROTO_H1,
+	MGW_PROTO_H2,
+};
+
+/* What the connection timer is measuring right now. */
+enum mgw_conn_timer {
+	MGW_T_NONE = 0,
+	MGW_T_IDLE,   /* keep-alive wait / no stream open */
+	MGW_T_HEADER, /* first byte of a request until end of headers */
+	MGW_T_BODY,   /* end of headers until end of body */
+	MGW_T_LINGER, /* half-closed after an error response, draining input */
+};
+
+/* Life of an exchange.  RECV: request still arriving (never seen by the
+ * handler).  HANDLER: handed over, no response yet.  STREAMING: streamed
+ * response started.  DONE: response complete or aborted; the handler no
+ * longer owns it. */
+enum mgw_x_state {
+	MGW_X_RECV = 0,
+	MGW_X_HANDLER,
+	MGW_X_STREAMING,
+	MGW_X_DONE,
+};
+
+struct mgw_http_server;
+struct mgw_http_conn;
+
+struct mgw_http_exchange {
+	struct mgw_http_conn *c;
+	struct mgw_http_exchange *prev, *next; /* HTTP/2 streams of c */
+	int32_t stream_id;                     /* 0 for HTTP/1.x */
+	int version;                           /* 11 or 20 (10 reported as 11) */
+	enum mgw_x_state state;
+	char *method;
+	char *target;
+	char *path;
+	char *authority;
+	struct mgw_headers req;
+	unsigned char *body;
+	size_t body_len, body_cap;
+	size_t hdr_bytes;              /* h2: names+values so far (limit) */
+	int err_status;                /* limit/validation failure to answer */
+	unsigned head : 1;             /* HEAD: never send a body */
+	unsigned http10 : 1;           /* HTTP/1.0 request */
+	unsigned keep_alive : 1;       /* h1: connection may carry another */
+	unsigned chunked_out : 1;      /* h1: response uses chunked coding */
+	unsigned no_body : 1;          /* 1xx/204/304 or HEAD: no payload */
+	unsigned want_drain : 1;       /* handler was told "not writable" */
+	unsigned out_eof : 1;          /* h2: response body complete */
+	unsigned deferred : 1;         /* h2: data provider returned DEFERRED */
+	unsigned headers_done : 1;     /* request headers complete */
+	unsigned refused : 1;          /* answered with an error before the
+	                                * request ended */
+	mgw_http_abort_cb on_abort;
+	mgw_http_drain_cb on_drain;
+	void *cb_arg;
+	struct evbuffer *out;          /* h2: response body not yet framed */
+	struct event *timer;           /* h2: per-stream body timeout */
+};
+
+struct mgw_http_conn {
+	struct mgw_http_server *srv;
+	struct mgw_http_conn *prev, *next;
+	struct bufferevent *bev;
+	struct event *work;     /* deferred processing; see mgw_conn_schedule */
+	struct event *timer;
+	enum mgw_conn_timer timer_kind;
+	uint64_t id;
+	enum mgw_conn_proto proto;
+	int tls;
+	char peer[64];
+	unsigned closing : 1;     /* no new requests; close when work is done */
+	unsigned read_blocked : 1;/* reading stopped: output is piling up */
+	unsigned lingering : 1;   /* write side shut, discarding input */
+	unsigned freeing : 1;     /* teardown in progress */
+	unsigned peer_eof : 1;    /* the client closed its side */
+	unsigned linger : 1;      /* drain input before closing (error) */
+	size_t linger_bytes;
+
+	/* HTTP/1.x */
+	http_parser hp;
+	struct mgw_http_exchange *rx;     /* request being parsed */
+	struct mgw_http_exchange *active; /* handed to the handler */
+	int hp_ready;                     /* a complete request is in rx */
+	int hp_err;                       /* status decided by a callback */
+	unsigned hp_last_value : 1;       /* last header callback was a value */
+	char *hname, *hval;               /* field being assembled */
+	size_t hname_len, hval_len, hname_cap, hval_cap;
+	size_t hdr_bytes;                 /* names+values so far (limit) */
+	/* raw header-block scanner (obs-fold, bare CR/LF, control bytes) */
+	unsigned sc_in_head : 1;
+	unsigned sc_cr : 1;               /* previous byte was CR */
+	unsigned sc_lf : 1;               /* at the start of a line */
+	unsigned sc_any : 1;              /* request line seen */
+	size_t sc_bytes;
+
+	/* HTTP/2 */
+	struct nghttp2_session *ng;
+	struct mgw_http_exchange *streams; /* exchanges of this connection */
+	size_t nstreams;
+	int ng_in_cb;                      /* inside nghttp2 recv/send */
+	unsigned goaway : 1;
+};
+
+struct mgw_http_lst {
+	struct mgw_http_lst *next;
+	struct mgw_http_server *srv;
+	struct mgw_listener *l;
+	SSL_CTX *tls;
+};
+
+struct mgw_http_server {
+	struct event_base *base;
+	struct mgw_http_limits lim;
+	mgw_http_handler_cb handler;
+	void *arg;
+	struct mgw_http_lst *listeners;
+	struct mgw_http_conn *conns;
+	size_t nconns;
+	size_t inflight;
+	int shutting_down;
+	struct event *deadline; /* shutdown deadline */
+	struct event *done_ev;  /* runs done from the loop */
+	mgw_http_done_cb done;
+	void *done_arg;
+	int done_fired;
+	time_t date_t;
+	char date[40];          /* cached IMF-fixdate for the Date field */
+};
+
+#endif

@@ -1,0 +1,577 @@
+/* h1.c - HTTP/1.x connections on http-parser.
+ *
+ * Strictness.  Debian's http-parser tolerates things a front server must
+ * not: it folds obs-fold lines into the value, drops control bytes from
+ * values, accepts spaces in field names and bare LF line ends.  So every
+ * header block is first run through a small raw-byte scanner (scan_head)
+ * that rejects obs-fold, bare CR or LF and control bytes, and only the
+ * bytes of the header block are fed to the parser while it runs; field
+ * names and values are re-validated once assembled, and the framing fields
+ * (Content-Length, Transfer-Encoding, Host) are checked as a whole in
+ * on_headers_complete.  Any failure answers a short error with
+ * "Connection: close" and closes.
+ *
+ * Pipelining.  One request at a time: the parser is paused at the end of
+ * each message, the handler gets it, and parsing resumes only when the
+ * response is complete, so answers leave in request order.  Input keeps
+ * being read meanwhile (so a client close is noticed), bounded by the read
+ * high watermark of the bufferevent. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/conn.h"
+#include "http/headers.h"
+
+/* Request line and line-end overhead allowed on top of the configured
+ * header limits before the raw scanner gives up on a header block. */
+#define HEAD_SLACK 256
+
+static size_t raw_head_cap(const struct mgw_http_limits *lim)
+{
+	return lim->max_uri + lim->max_header_bytes + 4 * lim->max_headers +
+	       HEAD_SLACK;
+}
+
+static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
+                      size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 64;
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		char *nb = realloc(*buf, ncap);
+		if (!nb)
+			return MGW_ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+/* Checks the raw bytes of a header block (request line included) and finds
+ * where it ends.  Sets *feed to the bytes that belong to the block (all of
+ * len while it continues) and returns 0, or returns the status to answer. */
+static int scan_head(struct mgw_http_conn *c, const unsigned char *p,
+                     size_t len, size_t *feed)
+{
+	size_t cap = raw_head_cap(&c->srv->lim);
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = p[i];
+
+		if (++c->sc_bytes > cap)
+			return 431;
+		if (c->sc_cr) {
+			if (ch != '\n')
+				return 400; /* bare CR */
+			c->sc_cr = 0;
+			if (c->sc_lf && c->sc_any) {
+				c->sc_in_head = 0; /* empty line: end of block */
+				*feed = i + 1;
+				return 0;
+			}
+			c->sc_lf = 1; /* also skips empty lines before the request */
+			continue;
+		}
+		if (ch == '\r') {
+			c->sc_cr = 1;
+			continue;
+		}
+		if (ch == '\n')
+			return 400; /* bare LF */
+		if (c->sc_lf) {
+			if (ch == ' ' || ch == '\t')
+				return 400; /* obs-fold (or a request line starting blank) */
+			c->sc_lf = 0;
+			c->sc_any = 1;
+		}
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return 400;
+	}
+	*feed = len;
+	return 0;
+}
+
+static void scan_reset(struct mgw_http_conn *c)
+{
+	c->sc_in_head = 1;
+	c->sc_cr = 0;
+	c->sc_lf = 1;
+	c->sc_any = 0;
+	c->sc_bytes = 0;
+}
+
+static struct mgw_http_conn *pconn(http_parser *p) { return p->data; }
+
+static int fail(struct mgw_http_conn *c, int status)
+{
+	c->hp_err = status;
+	return -1;
+}
+
+static int on_message_begin(http_parser *p)
+{
+	struct mgw_http_conn *c = pconn(p);
+
+	if (c->rx)
+		return fail(c, 500);
+	c->rx = mgw_x_new(c, 11);
+	if (!c->rx)
+		return fail(c, 503);
+	c->hdr_bytes = 0;
+	c->hname_len = c->hval_len = 0;
+	c->hp_last_value = 0;
+	mgw_conn_timer(c, MGW_T_HEADER, c->srv->lim.header_timeout);
+	return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_http_conn *c = pconn(p);
+
+	if (c->hval_len + len > c->srv->lim.max_uri)
+		return fail(c, 414);
+	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+		return fail(c, 503);
+	return 0;
+}
+
+/* The request line is complete once the first header (or the end of the
+ * headers) arrives; the target was collected in hval. */
+static int take_target(struct mgw_http_conn *c)
+{
+	struct mgw_http_exchange *x = c->rx;
+
+	if (x->target)
+		return 0;
+	if (mgw_x_set_target(x, c->hval ? c->hval : "", c->hval_len))
+		return fail(c, 503);
+	c->hval_len = 0;
+	return 0;
+}
+
+static int commit_header(struct mgw_http_conn *c)
+{
+	struct mgw_http_exchange *x = c->rx;
+	size_t vl = c->hval_len;
+
+	while (vl && (c->hval[vl - 1] == ' ' || c->hval[vl - 1] == '\t'))
+		vl--;
+	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
+	    !mgw_header_value_valid(c->hval ? c->hval : "", vl))
+		return fail(c, 400);
+	if (!x->headers_done) {
+		if (x->req.n + 1 > c->srv->lim.max_headers)
+			return fail(c, 431);
+		if (mgw_headers_add(&x->req, c->hname, c->hname_len,
+		                    c->hval ? c->hval : "", vl))
+			return fail(c, 503);
+	}
+	/* trailer fields of a chunked body are validated and dropped */
+	c->hname_len = c->hval_len = 0;
+	c->hp_last_value = 0;
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_http_conn *c = pconn(p);
+
+	if (take_target(c))
+		return -1;
+	if (c->hp_last_value && commit_header(c))
+		return -1;
+	c->hdr_bytes += len;
+	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
+		return fail(c, 431);
+	if (buf_append(&c->hname, &c->hname_len, &c->hname_cap, at, len))
+		return fail(c, 503);
+	return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_http_conn *c = pconn(p);
+
+	c->hp_last_value = 1;
+	c->hdr_bytes += len;
+	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
+		return fail(c, 431);
+	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+		return fail(c, 503);
+	return 0;
+}
+
+static int all_digits(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* The framing checks that keep two HTTP/1 parsers from disagreeing on
+ * where this request ends (request smuggling), plus limits known now. */
+static int on_headers_complete(http_parser *p)
+{
+	struct mgw_http_conn *c = pconn(p);
+	struct mgw_http_exchange *x = c->rx;
+	const struct mgw_http_limits *lim = &c->srv->lim;
+	size_t ncl, nte, nhost;
+	const char *te, *cl, *expect;
+	int has_body;
+
+	if (take_target(c))
+		return -1;
+	if ((c->hp_last_value || c->hname_len) && commit_header(c))
+		return -1;
+	x->headers_done = 1;
+	if (p->http_major != 1)
+		return fail(c, 505);
+	x->http10 = p->http_minor == 0;
+	if (p->method == HTTP_CONNECT)
+		return fail(c, 405);
+	x->method = strdup(http_method_str((enum http_method)p->method));
+	if (!x->method)
+		return fail(c, 503);
+	x->head = p->method == HTTP_HEAD;
+
+	ncl = mgw_headers_count(&x->req, "content-length");
+	nte = mgw_headers_count(&x->req, "transfer-encoding");
+	nhost = mgw_headers_count(&x->req, "host");
+	te = mgw_headers_get(&x->req, "transfer-encoding");
+	cl = mgw_headers_get(&x->req, "content-length");
+	if (ncl > 1 || nte > 1 || (ncl && nte))
+		return fail(c, 400);
+	if (nte && (x->http10 || strcasecmp(te, "chunked") != 0 ||
+	            !(p->flags & F_CHUNKED)))
+		return fail(c, 400);
+	if (ncl && !all_digits(cl))
+		return fail(c, 400);
+	if (nhost > 1 || (nhost == 0 && !x->http10))
+		return fail(c, 400);
+	if (nhost) {
+		x->authority = strdup(mgw_headers_get(&x->req, "host"));
+		if (!x->authority)
+			return fail(c, 503);
+	}
+	has_body = (p->flags & F_CHUNKED) ||
+	           (p->content_length > 0 && p->content_length != ULLONG_MAX);
+	if (has_body && !(p->flags & F_CHUNKED) &&
+	    p->content_length > (uint64_t)lim->max_body)
+		return fail(c, 413);
+	expect = mgw_headers_get(&x->req, "expect");
+	if (expect) {
+		if (strcasecmp(expect, "100-continue") != 0)
+			return fail(c, 417);
+		if (has_body && !x->http10)
+			bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
+	}
+	x->keep_alive = http_should_keep_alive(p) && !c->srv->shutting_down;
+	if (has_body)
+		mgw_conn_timer(c, MGW_T_BODY, lim->body_timeout);
+	return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_http_conn *c = pconn(p);
+	int rc = mgw_x_body_append(c->rx, at, len);
+
+	if (rc == MGW_ELIMIT)
+		return fail(c, 413);
+	if (rc)
+		return fail(c, 503);
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct mgw_http_conn *c = pconn(p);
+
+	c->hp_ready = 1;
+	mgw_conn_timer(c, MGW_T_NONE, 0);
+	scan_reset(c);
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+static const http_parser_settings settings = {
+	.on_message_begin = on_message_begin,
+	.on_url = on_url,
+	.on_header_field = on_header_field,
+	.on_header_value = on_header_value,
+	.on_headers_complete = on_headers_complete,
+	.on_body = on_body,
+	.on_message_complete = on_message_complete,
+};
+
+void mgw_h1_start(struct mgw_http_conn *c)
+{
+	http_parser_init(&c->hp, HTTP_REQUEST);
+	c->hp.data = c;
+	scan_reset(c);
+}
+
+void mgw_h1_deinit(struct mgw_http_conn *c)
+{
+	mgw_x_free(c->rx);
+	c->rx = NULL;
+	free(c->hname);
+	free(c->hval);
+	c->hname = c->hval = NULL;
+	c->hname_len = c->hval_len = c->hname_cap = c->hval_cap = 0;
+}
+
+/* Answers a protocol error or limit with a short plain response and marks
+ * the connection for closing (with lingering, since the client may still
+ * be sending the request we refused). */
+static void h1_error(struct mgw_http_conn *c, int status)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	const char *reason = mgw_http_reason(status);
+	char body[80];
+	int blen;
+	struct mgw_log_ctx ctx;
+
+	mgw_conn_logctx(c, -1, &ctx);
+	mgw_info(&ctx, "%s: HTTP/1 request refused with %d %s", c->peer, status,
+	         reason);
+	mgw_x_free(c->rx);
+	c->rx = NULL;
+	blen = snprintf(body, sizeof(body), "%d %s\n", status, reason);
+	evbuffer_add_printf(out,
+	                    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
+	                    "Content-Type: text/plain; charset=utf-8\r\n"
+	                    "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
+	                    status, reason, mgw_http_date(c->srv), blen, body);
+	c->closing = 1;
+	c->linger = 1;
+	mgw_conn_timer(c, MGW_T_NONE, 0);
+}
+
+void mgw_h1_timeout(struct mgw_http_conn *c)
+{
+	h1_error(c, 408);
+	mgw_h1_process(c);
+}
+
+void mgw_h1_process(struct mgw_http_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+
+	if (c->active)
+		mgw_x_maybe_drain(c->active, mgw_conn_outlen(c));
+	while (!c->active && !c->closing) {
+		struct evbuffer_iovec v;
+		size_t feed, n;
+		enum http_errno e;
+		int st;
+
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
+			break;
+		feed = v.iov_len;
+		if (c->sc_in_head) {
+			st = scan_head(c, v.iov_base, v.iov_len, &feed);
+			if (st) {
+				h1_error(c, st);
+				break;
+			}
+		}
+		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
+			http_parser_pause(&c->hp, 0);
+		n = http_parser_execute(&c->hp, &settings, v.iov_base, feed);
+		e = HTTP_PARSER_ERRNO(&c->hp);
+		evbuffer_drain(in, n);
+		if (e != HPE_OK && e != HPE_PAUSED) {
+			st = c->hp_err ? c->hp_err : e == HPE_HEADER_OVERFLOW ? 431 : 400;
+			if (!c->hp_err) {
+				struct mgw_log_ctx ctx;
+				mgw_conn_logctx(c, -1, &ctx);
+				mgw_info(&ctx, "%s: HTTP/1 parse error %s", c->peer,
+				         http_errno_name(e));
+			}
+			h1_error(c, st);
+			break;
+		}
+		if (c->hp_ready) {
+			struct mgw_http_exchange *x = c->rx;
+			c->rx = NULL;
+			c->hp_ready = 0;
+			c->active = x;
+			mgw_x_dispatch(x); /* x may be gone once this returns */
+			continue;
+		}
+		if (n < feed) { /* the parser stopped without saying why */
+			h1_error(c, 400);
+			break;
+		}
+	}
+	if (c->closing && !c->active) {
+		mgw_conn_close_flushed(c);
+		return;
+	}
+	if (!c->active && !c->rx && c->timer_kind == MGW_T_NONE)
+		mgw_conn_timer(c, MGW_T_IDLE, c->srv->lim.idle_timeout);
+}
+
+/* ---- responses ---- */
+
+enum { BODY_LENGTH, BODY_CHUNKED, BODY_TO_CLOSE, BODY_NONE };
+
+static int no_body_status(int status)
+{
+	return status < 200 || status == 204 || status == 304;
+}
+
+static int h1_head(struct mgw_http_exchange *x, int status,
+                   const struct mgw_headers *h, const char *ctype, int mode,
+                   size_t len, int close)
+{
+	struct evbuffer *out = bufferevent_get_output(x->c->bev);
+	const char *tokens = h ? mgw_headers_get(h, "connection") : NULL;
+	int have_ctype = ctype && mgw_header_value_valid(ctype, strlen(ctype));
+	int rc = 0;
+
+	rc |= evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
+	                          mgw_http_reason(status)) < 0;
+	if (!h || !mgw_headers_get(h, "date"))
+		rc |= evbuffer_add_printf(out, "Date: %s\r\n",
+		                          mgw_http_date(x->c->srv)) < 0;
+	for (size_t i = 0; h && i < h->n; i++) {
+		if (!mgw_resp_field_ok(&h->v[i], tokens, have_ctype))
+			continue;
+		rc |= evbuffer_add_printf(out, "%s: %s\r\n", h->v[i].name,
+		                          h->v[i].value) < 0;
+	}
+	if (have_ctype)
+		rc |= evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype) < 0;
+	if (mode == BODY_LENGTH)
+		rc |= evbuffer_add_printf(out, "Content-Length: %zu\r\n", len) < 0;
+	else if (mode == BODY_CHUNKED)
+		rc |= evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
+	if (close)
+		rc |= evbuffer_add(out, "Connection: close\r\n", 19);
+	else if (x->http10)
+		rc |= evbuffer_add(out, "Connection: keep-alive\r\n", 24);
+	rc |= evbuffer_add(out, "\r\n", 2);
+	return rc ? MGW_ENOMEM : 0;
+}
+
+static int must_close(const struct mgw_http_exchange *x)
+{
+	return !x->keep_alive || x->c->closing || x->c->srv->shutting_down;
+}
+
+/* The response is complete: x is freed and the connection continues with
+ * the next pipelined request (or closes) from its work callback. */
+static void h1_done(struct mgw_http_exchange *x, int close)
+{
+	struct mgw_http_conn *c = x->c;
+
+	mgw_x_finish(x);
+	c->active = NULL;
+	mgw_x_free(x);
+	if (close)
+		c->closing = 1;
+	mgw_conn_check_backpressure(c);
+	mgw_conn_schedule(c);
+}
+
+int mgw_h1_respond(struct mgw_http_exchange *x, int status,
+                   const struct mgw_headers *h, const char *ctype,
+                   const void *body, size_t len)
+{
+	struct evbuffer *out = bufferevent_get_output(x->c->bev);
+	int nob = no_body_status(status);
+	int close = must_close(x);
+	int rc;
+
+	rc = h1_head(x, status, h, ctype,
+	             nob ? BODY_NONE : BODY_LENGTH, len, close);
+	if (!rc && !nob && !x->head && len)
+		rc = evbuffer_add(out, body, len) ? MGW_ENOMEM : 0;
+	h1_done(x, close || rc);
+	return rc;
+}
+
+int mgw_h1_stream_start(struct mgw_http_exchange *x, int status,
+                        const struct mgw_headers *h, const char *ctype)
+{
+	int nob = no_body_status(status);
+	int mode;
+	int rc;
+
+	if (nob) {
+		mode = BODY_NONE;
+	} else if (x->http10) {
+		mode = BODY_TO_CLOSE; /* no chunked coding in HTTP/1.0 */
+		x->keep_alive = 0;
+	} else {
+		mode = BODY_CHUNKED;
+	}
+	x->no_body = nob || x->head;
+	x->chunked_out = mode == BODY_CHUNKED;
+	rc = h1_head(x, status, h, ctype, mode, 0, must_close(x));
+	if (rc) {
+		h1_done(x, 1);
+		return rc;
+	}
+	x->state = MGW_X_STREAMING;
+	mgw_conn_check_backpressure(x->c);
+	return 0;
+}
+
+int mgw_h1_stream_write(struct mgw_http_exchange *x, const void *p, size_t n)
+{
+	struct mgw_http_conn *c = x->c;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t hwm = c->srv->lim.write_high_watermark;
+	int rc = 0;
+
+	if (n == 0 || x->no_body)
+		return 0; /* an empty chunk would end the body */
+	if (evbuffer_get_length(out) + n > 4 * hwm) {
+		x->want_drain = 1;
+		return MGW_ELIMIT;
+	}
+	if (x->chunked_out)
+		rc |= evbuffer_add_printf(out, "%zx\r\n", n) < 0;
+	rc |= evbuffer_add(out, p, n);
+	if (x->chunked_out)
+		rc |= evbuffer_add(out, "\r\n", 2);
+	if (rc)
+		return MGW_ENOMEM;
+	if (evbuffer_get_length(out) >= hwm)
+		x->want_drain = 1;
+	mgw_conn_check_backpressure(c);
+	return 0;
+}
+
+int mgw_h1_stream_end(struct mgw_http_exchange *x)
+{
+	struct evbuffer *out = bufferevent_get_output(x->c->bev);
+	int close = must_close(x) || !x->chunked_out;
+	int rc = 0;
+
+	if (x->chunked_out && !x->no_body)
+		rc = evbuffer_add(out, "0\r\n\r\n", 5) ? MGW_ENOMEM : 0;
+	if (x->no_body && !x->chunked_out && x->keep_alive)
+		close = must_close(x); /* nothing was framed to close on */
+	h1_done(x, close || rc);
+	return rc;
+}

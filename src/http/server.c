@@ -1,0 +1,949 @@
+/* server.c - the HTTP server: listeners, connection lifecycle (accept,
+ * protocol detection, timers, backpressure, teardown), graceful shutdown,
+ * and the exchange API that hides HTTP/1.1 vs HTTP/2 from handlers.
+ *
+ * A connection starts in MGW_PROTO_DETECT.  Plain connections peek at the
+ * first bytes: the 24-byte HTTP/2 client preface selects HTTP/2 (h2c with
+ * prior knowledge), the first byte that differs selects HTTP/1.1.  TLS
+ * connections decide by the ALPN result once the handshake completes.
+ * Protocol work lives in h1.c and h2.c; see conn.h for the re-entrancy
+ * rule every function here follows. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/conn.h"
+#include "http/headers.h"
+#include "http/server.h"
+#include "net/listener.h"
+#include "util/time.h"
+
+#define H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+#define H2_PREFACE_LEN 24
+/* Input buffered per connection while a request is in flight. */
+#define READ_HIGH_WATERMARK (64 * 1024)
+/* Lingering close after an error response: how long and how much input is
+ * drained before the socket is closed for good. */
+#define LINGER_SECONDS 2.0
+#define LINGER_MAX_BYTES (1024 * 1024)
+
+static uint64_t next_conn_id = 1;
+
+static const unsigned char empty_body[1];
+
+void mgw_http_limits_default(struct mgw_http_limits *lim)
+{
+	memset(lim, 0, sizeof(*lim));
+	lim->max_header_bytes = 32 * 1024;
+	lim->max_headers = 100;
+	lim->max_uri = 8 * 1024;
+	lim->max_body = 4 * 1024 * 1024;
+	lim->max_streams = 100;
+	lim->max_connections = 10000;
+	lim->write_high_watermark = 256 * 1024;
+	lim->header_timeout = 10.0;
+	lim->body_timeout = 30.0;
+	lim->idle_timeout = 60.0;
+	lim->write_timeout = 30.0;
+}
+
+const char *mgw_http_reason(int status)
+{
+	switch (status) {
+	case 100: return "Continue";
+	case 101: return "Switching Protocols";
+	case 200: return "OK";
+	case 201: return "Created";
+	case 202: return "Accepted";
+	case 204: return "No Content";
+	case 206: return "Partial Content";
+	case 301: return "Moved Permanently";
+	case 302: return "Found";
+	case 303: return "See Other";
+	case 304: return "Not Modified";
+	case 307: return "Temporary Redirect";
+	case 308: return "Permanent Redirect";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 406: return "Not Acceptable";
+	case 408: return "Request Timeout";
+	case 409: return "Conflict";
+	case 410: return "Gone";
+	case 411: return "Length Required";
+	case 412: return "Precondition Failed";
+	case 413: return "Payload Too Large";
+	case 414: return "URI Too Long";
+	case 415: return "Unsupported Media Type";
+	case 417: return "Expectation Failed";
+	case 421: return "Misdirected Request";
+	case 422: return "Unprocessable Content";
+	case 425: return "Too Early";
+	case 426: return "Upgrade Required";
+	case 428: return "Precondition Required";
+	case 429: return "Too Many Requests";
+	case 431: return "Request Header Fields Too Large";
+	case 500: return "Internal Server Error";
+	case 501: return "Not Implemented";
+	case 502: return "Bad Gateway";
+	case 503: return "Service Unavailable";
+	case 504: return "Gateway Timeout";
+	case 505: return "HTTP Version Not Supported";
+	default: return "Unknown";
+	}
+}
+
+/* ---- helpers shared with h1.c / h2.c ---- */
+
+const char *mgw_http_date(struct mgw_http_server *s)
+{
+	static const char *const wd[] = {"Sun", "Mon", "Tue", "Wed",
+	                                 "Thu", "Fri", "Sat"};
+	static const char *const mo[] = {"Jan", "Feb", "Mar", "Apr",
+	                                 "May", "Jun", "Jul", "Aug",
+	                                 "Sep", "Oct", "Nov", "Dec"};
+	time_t now = time(NULL);
+
+	if (now != s->date_t || !s->date[0]) {
+		struct tm tm;
+		gmtime_r(&now, &tm);
+		snprintf(s->date, sizeof(s->date),
+		         "%s, %02d %s %04d %02d:%02d:%02d GMT", wd[tm.tm_wday % 7],
+		         tm.tm_mday, mo[tm.tm_mon % 12], tm.tm_year + 1900,
+		         tm.tm_hour, tm.tm_min, tm.tm_sec);
+		s->date_t = now;
+	}
+	return s->date;
+}
+
+int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
+                      int have_ctype)
+{
+	if (!mgw_header_name_valid(f->name, f->name_len) ||
+	    !mgw_header_value_valid(f->value, f->value_len))
+		return 0;
+	if (mgw_header_is_hop_by_hop(f->name))
+		return 0;
+	if (strcasecmp(f->name, "content-length") == 0)
+		return 0;
+	if (have_ctype && strcasecmp(f->name, "content-type") == 0)
+		return 0;
+	if (conn_tokens && mgw_header_list_has(conn_tokens, f->name))
+		return 0;
+	return 1;
+}
+
+void mgw_conn_logctx(const struct mgw_http_conn *c, int32_t stream,
+                     struct mgw_log_ctx *ctx)
+{
+	ctx->conn_id = c->id;
+	ctx->stream_id = stream;
+	ctx->session = NULL;
+}
+
+size_t mgw_conn_outlen(const struct mgw_http_conn *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+void mgw_conn_schedule(struct mgw_http_conn *c)
+{
+	if (!c->freeing)
+		event_active(c->work, EV_TIMEOUT, 0);
+}
+
+void mgw_conn_timer(struct mgw_http_conn *c, enum mgw_conn_timer kind,
+                    double seconds)
+{
+	evtimer_del(c->timer);
+	c->timer_kind = MGW_T_NONE;
+	if (kind == MGW_T_NONE || seconds <= 0)
+		return;
+	struct timeval tv = mgw_tv(seconds);
+	c->timer_kind = kind;
+	evtimer_add(c->timer, &tv);
+}
+
+void mgw_conn_check_backpressure(struct mgw_http_conn *c)
+{
+	if (!c->read_blocked && !c->lingering &&
+	    mgw_conn_outlen(c) >= c->srv->lim.write_high_watermark) {
+		c->read_blocked = 1;
+		bufferevent_disable(c->bev, EV_READ);
+	}
+}
+
+/* ---- exchanges ---- */
+
+struct mgw_http_exchange *mgw_x_new(struct mgw_http_conn *c, int version)
+{
+	struct mgw_http_exchange *x = calloc(1, sizeof(*x));
+
+	if (!x)
+		return NULL;
+	x->c = c;
+	x->version = version;
+	x->state = MGW_X_RECV;
+	mgw_headers_init(&x->req);
+	return x;
+}
+
+void mgw_x_free(struct mgw_http_exchange *x)
+{
+	if (!x)
+		return;
+	free(x->method);
+	free(x->target);
+	free(x->path);
+	free(x->authority);
+	mgw_headers_deinit(&x->req);
+	free(x->body);
+	if (x->out)
+		evbuffer_free(x->out);
+	if (x->timer)
+		event_free(x->timer);
+	free(x);
+}
+
+int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n)
+{
+	size_t max = x->c->srv->lim.max_body;
+
+	if (n > max || x->body_len > max - n)
+		return MGW_ELIMIT;
+	if (x->body_len + n > x->body_cap) {
+		size_t cap = x->body_cap ? x->body_cap : 1024;
+		while (cap < x->body_len + n)
+			cap *= 2;
+		if (cap > max)
+			cap = max;
+		unsigned char *b = realloc(x->body, cap);
+		if (!b)
+			return MGW_ENOMEM;
+		x->body = b;
+		x->body_cap = cap;
+	}
+	memcpy(x->body + x->body_len, p, n);
+	x->body_len += n;
+	return 0;
+}
+
+int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n)
+{
+	size_t plen = 0;
+	const char *path = t;
+
+	free(x->target);
+	free(x->path);
+	x->path = NULL;
+	x->target = strndup(t, n);
+	if (!x->target)
+		return MGW_ENOMEM;
+	if (n && t[0] == '/') {
+		while (plen < n && t[plen] != '?' && t[plen] != '#')
+			plen++;
+	} else if (n == 1 && t[0] == '*') {
+		plen = 1;
+	} else {
+		/* absolute-form: "http://host/path?q" */
+		struct http_parser_url u;
+		http_parser_url_init(&u);
+		if (http_parser_parse_url(t, n, 0, &u) == 0 &&
+		    (u.field_set & (1 << UF_PATH))) {
+			path = t + u.field_data[UF_PATH].off;
+			plen = u.field_data[UF_PATH].len;
+		} else {
+			path = "/";
+			plen = 1;
+		}
+	}
+	x->path = strndup(path, plen);
+	return x->path ? 0 : MGW_ENOMEM;
+}
+
+void mgw_x_dispatch(struct mgw_http_exchange *x)
+{
+	struct mgw_http_server *s = x->c->srv;
+
+	x->state = MGW_X_HANDLER;
+	s->inflight++;
+	s->handler(x, s->arg);
+}
+
+void mgw_x_finish(struct mgw_http_exchange *x)
+{
+	if (x->state == MGW_X_HANDLER || x->state == MGW_X_STREAMING)
+		x->c->srv->inflight--;
+	x->state = MGW_X_DONE;
+}
+
+void mgw_x_abort(struct mgw_http_exchange *x)
+{
+	if (x->state != MGW_X_HANDLER && x->state != MGW_X_STREAMING) {
+		x->state = MGW_X_DONE;
+		return;
+	}
+	mgw_x_finish(x);
+	if (x->on_abort)
+		x->on_abort(x, x->cb_arg);
+}
+
+void mgw_x_maybe_drain(struct mgw_http_exchange *x, size_t queued)
+{
+	if (!x->want_drain || x->state != MGW_X_STREAMING ||
+	    queued > x->c->srv->lim.write_high_watermark / 2)
+		return;
+	x->want_drain = 0;
+	if (x->on_drain)
+		x->on_drain(x, x->cb_arg);
+}
+
+/* ---- connection lifecycle ---- */
+
+static void done_check(struct mgw_http_server *s)
+{
+	if (s->shutting_down && s->nconns == 0 && !s->done_fired)
+		event_active(s->done_ev, EV_TIMEOUT, 0);
+}
+
+void mgw_conn_close(struct mgw_http_conn *c)
+{
+	struct mgw_http_server *s = c->srv;
+
+	if (c->freeing)
+		return;
+	c->freeing = 1;
+	if (c->active) {
+		struct mgw_http_exchange *x = c->active;
+		c->active = NULL;
+		mgw_x_abort(x);
+		mgw_x_free(x);
+	}
+	mgw_h1_deinit(c);
+	mgw_h2_deinit(c);
+	event_free(c->work);
+	event_free(c->timer);
+	bufferevent_free(c->bev);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->nconns--;
+	free(c);
+	done_check(s);
+}
+
+void mgw_conn_close_flushed(struct mgw_http_conn *c)
+{
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+
+	c->closing = 1;
+	if (c->lingering || mgw_conn_outlen(c) > 0)
+		return; /* on_write comes back when the output is gone */
+	if (!c->tls && c->proto == MGW_PROTO_H1 && !c->peer_eof &&
+	    (c->linger || evbuffer_get_length(in) > 0)) {
+		/* Unread input would make close() send a RST, which can destroy
+		 * the response before the client reads it: send FIN, drain. */
+		c->lingering = 1;
+		evbuffer_drain(in, evbuffer_get_length(in));
+		shutdown(bufferevent_getfd(c->bev), SHUT_WR);
+		c->read_blocked = 0;
+		bufferevent_enable(c->bev, EV_READ);
+		mgw_conn_timer(c, MGW_T_LINGER, LINGER_SECONDS);
+		return;
+	}
+	mgw_conn_close(c);
+}
+
+static void start_proto(struct mgw_http_conn *c, enum mgw_conn_proto proto)
+{
+	c->proto = proto;
+	mgw_conn_timer(c, MGW_T_NONE, 0);
+	if (proto == MGW_PROTO_H2) {
+		if (mgw_h2_start(c) != 0) {
+			mgw_conn_close(c);
+			return;
+		}
+		mgw_h2_process(c);
+		return;
+	}
+	mgw_h1_start(c);
+	mgw_h1_process(c);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	struct mgw_http_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	if (c->lingering) {
+		size_t n = evbuffer_get_length(in);
+		evbuffer_drain(in, n);
+		c->linger_bytes += n;
+		if (c->linger_bytes > LINGER_MAX_BYTES)
+			mgw_conn_close(c);
+		return;
+	}
+	switch (c->proto) {
+	case MGW_PROTO_DETECT: {
+		unsigned char buf[H2_PREFACE_LEN];
+		size_t n = evbuffer_get_length(in);
+		if (c->tls || n == 0)
+			return; /* TLS decides on BEV_EVENT_CONNECTED */
+		if (n > H2_PREFACE_LEN)
+			n = H2_PREFACE_LEN;
+		evbuffer_copyout(in, buf, n);
+		if (memcmp(buf, H2_PREFACE, n) != 0)
+			start_proto(c, MGW_PROTO_H1);
+		else if (n == H2_PREFACE_LEN)
+			start_proto(c, MGW_PROTO_H2);
+		return;
+	}
+	case MGW_PROTO_H1:
+		mgw_h1_process(c);
+		return;
+	case MGW_PROTO_H2:
+		mgw_h2_process(c);
+		return;
+	}
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+	struct mgw_http_conn *c = arg;
+
+	if (c->lingering)
+		return;
+	if (c->read_blocked &&
+	    mgw_conn_outlen(c) <= c->srv->lim.write_high_watermark / 2) {
+		c->read_blocked = 0;
+		if (!c->peer_eof)
+			bufferevent_enable(bev, EV_READ);
+	}
+	switch (c->proto) {
+	case MGW_PROTO_DETECT:
+		if (c->closing && mgw_conn_outlen(c) == 0)
+			mgw_conn_close(c);
+		return;
+	case MGW_PROTO_H1:
+		mgw_h1_process(c);
+		return;
+	case MGW_PROTO_H2:
+		mgw_h2_send(c);
+		return;
+	}
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct mgw_http_conn *c = arg;
+	struct mgw_log_ctx ctx;
+
+	mgw_conn_logctx(c, -1, &ctx);
+	if (what & BEV_EVENT_CONNECTED) {
+		if (c->tls && c->proto == MGW_PROTO_DETECT) {
+			const unsigned char *alpn = NULL;
+			unsigned int alen = 0;
+			SSL_get0_alpn_selected(bufferevent_openssl_get_ssl(bev), &alpn,
+			                       &alen);
+			start_proto(c, alen == 2 && memcmp(alpn, "h2", 2) == 0
+			                   ? MGW_PROTO_H2
+			                   : MGW_PROTO_H1);
+		}
+		return;
+	}
+	if (what & BEV_EVENT_TIMEOUT) {
+		mgw_info(&ctx, "%s: write timeout, closing", c->peer);
+		mgw_conn_close(c);
+		return;
+	}
+	if (what & BEV_EVENT_ERROR) {
+		unsigned long e = c->tls ? bufferevent_get_openssl_error(bev) : 0;
+		if (e) {
+			char buf[256];
+			ERR_error_string_n(e, buf, sizeof(buf));
+			mgw_info(&ctx, "%s: TLS error: %s", c->peer, buf);
+		} else {
+			mgw_debug(&ctx, "%s: connection error: %s", c->peer,
+			          evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+		}
+		mgw_conn_close(c);
+		return;
+	}
+	if (what & BEV_EVENT_EOF) {
+		c->peer_eof = 1;
+		/* A finished HTTP/1 response still being written is delivered
+		 * to a client that only shut its sending side; anything still
+		 * owed to a handler is cancelled. */
+		if (!c->lingering && c->proto == MGW_PROTO_H1 && !c->active &&
+		    mgw_conn_outlen(c) > 0) {
+			c->closing = 1;
+			bufferevent_disable(bev, EV_READ);
+			return;
+		}
+		mgw_debug(&ctx, "%s: client closed", c->peer);
+		mgw_conn_close(c);
+	}
+}
+
+static void on_work(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_http_conn *c = arg;
+
+	if (c->lingering)
+		return;
+	switch (c->proto) {
+	case MGW_PROTO_DETECT:
+		if (c->closing)
+			mgw_conn_close(c);
+		return;
+	case MGW_PROTO_H1:
+		mgw_h1_process(c);
+		return;
+	case MGW_PROTO_H2:
+		mgw_h2_send(c);
+		return;
+	}
+}
+
+static void on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_http_conn *c = arg;
+	enum mgw_conn_timer kind = c->timer_kind;
+	struct mgw_log_ctx ctx;
+
+	c->timer_kind = MGW_T_NONE;
+	mgw_conn_logctx(c, -1, &ctx);
+	switch (kind) {
+	case MGW_T_NONE:
+		return;
+	case MGW_T_IDLE:
+		if (mgw_conn_outlen(c) > 0) {
+			/* still writing: that is the write timeout's business */
+			mgw_conn_timer(c, MGW_T_IDLE, c->srv->lim.idle_timeout);
+			return;
+		}
+		mgw_debug(&ctx, "%s: idle timeout", c->peer);
+		if (c->proto == MGW_PROTO_H2) {
+			mgw_h2_goaway(c, 1);
+			mgw_h2_send(c);
+			return;
+		}
+		if (c->active || c->rx)
+			return;
+		mgw_conn_close(c);
+		return;
+	case MGW_T_HEADER:
+	case MGW_T_BODY:
+		mgw_info(&ctx, "%s: %s timeout", c->peer,
+		         kind == MGW_T_HEADER ? "header" : "body");
+		if (c->proto == MGW_PROTO_H1)
+			mgw_h1_timeout(c);
+		else
+			mgw_conn_close(c);
+		return;
+	case MGW_T_LINGER:
+		mgw_conn_close(c);
+		return;
+	}
+}
+
+static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
+                      void *arg)
+{
+	struct mgw_http_lst *ls = arg;
+	struct mgw_http_server *s = ls->srv;
+	struct mgw_http_conn *c = NULL;
+	SSL *ssl = NULL;
+	struct timeval wtv;
+	int one = 1;
+
+	if (s->shutting_down || s->nconns >= s->lim.max_connections) {
+		char peer[64];
+		mgw_info(NULL, "%s: connection refused (%s)",
+		         mgw_sockaddr_str(sa, peer, sizeof(peer)),
+		         s->shutting_down ? "shutting down" : "max_connections");
+		evutil_closesocket(fd);
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto fail;
+	c->srv = s;
+	c->id = next_conn_id++;
+	mgw_sockaddr_str(sa, c->peer, sizeof(c->peer));
+	/* SSE events are small writes that must leave at once */
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ls->tls) {
+		ssl = SSL_new(ls->tls);
+		if (!ssl)
+			goto fail;
+		c->bev = bufferevent_openssl_socket_new(s->base, fd, ssl,
+		                                        BUFFEREVENT_SSL_ACCEPTING,
+		                                        BEV_OPT_CLOSE_ON_FREE);
+		if (!c->bev)
+			goto fail;
+		ssl = NULL; /* owned by the bufferevent */
+		bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+		c->tls = 1;
+	} else {
+		c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+		if (!c->bev)
+			goto fail;
+	}
+	c->work = event_new(s->base, -1, 0, on_work, c);
+	c->timer = evtimer_new(s->base, on_timer, c);
+	if (!c->work || !c->timer) {
+		if (c->work)
+			event_free(c->work);
+		if (c->timer)
+			event_free(c->timer);
+		bufferevent_free(c->bev);
+		free(c);
+		return;
+	}
+	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATERMARK);
+	bufferevent_setwatermark(c->bev, EV_WRITE,
+	                         s->lim.write_high_watermark / 2, 0);
+	if (s->lim.write_timeout > 0) {
+		wtv = mgw_tv(s->lim.write_timeout);
+		bufferevent_set_timeouts(c->bev, NULL, &wtv);
+	}
+	c->next = s->conns;
+	if (s->conns)
+		s->conns->prev = c;
+	s->conns = c;
+	s->nconns++;
+	mgw_conn_timer(c, MGW_T_IDLE, s->lim.idle_timeout);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	return;
+fail:
+	mgw_warn(NULL, "accept: out of memory, connection dropped");
+	SSL_free(ssl);
+	if (c && c->bev)
+		bufferevent_free(c->bev);
+	else
+		evutil_closesocket(fd);
+	free(c);
+}
+
+/* ---- server ---- */
+
+static void on_done(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_http_server *s = arg;
+
+	if (s->done_fired)
+		return;
+	s->done_fired = 1;
+	evtimer_del(s->deadline);
+	if (s->done)
+		s->done(s->done_arg);
+}
+
+static void close_all(struct mgw_http_server *s)
+{
+	/* abort callbacks cannot free connections (conn.h), so next stays
+	 * valid across mgw_conn_close */
+	struct mgw_http_conn *c = s->conns, *next;
+	for (; c; c = next) {
+		next = c->next;
+		mgw_conn_close(c);
+	}
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_http_server *s = arg;
+
+	if (s->nconns)
+		mgw_info(NULL, "shutdown deadline: aborting %zu connection(s)",
+		         s->nconns);
+	close_all(s);
+	done_check(s);
+}
+
+static void free_listeners(struct mgw_http_server *s)
+{
+	struct mgw_http_lst *ls = s->listeners, *next;
+
+	for (; ls; ls = next) {
+		next = ls->next;
+		mgw_listener_free(ls->l);
+		SSL_CTX_free(ls->tls);
+		free(ls);
+	}
+	s->listeners = NULL;
+}
+
+/* Creates a server on base.  lim is copied.  The process ignores SIGPIPE
+ * from here on if it did not already (a client closing while we write
+ * must be an EPIPE, not the end of the process).  Returns NULL on no
+ * memory. */
+struct mgw_http_server *mgw_http_server_new(struct event_base *base,
+                                            const struct mgw_http_limits *lim,
+                                            mgw_http_handler_cb handler,
+                                            void *arg)
+{
+	struct mgw_http_server *s = calloc(1, sizeof(*s));
+	struct sigaction sa;
+
+	if (!s)
+		return NULL;
+	s->base = base;
+	s->lim = *lim;
+	if (s->lim.write_high_watermark == 0)
+		s->lim.write_high_watermark = 1;
+	s->handler = handler;
+	s->arg = arg;
+	s->done_ev = event_new(base, -1, 0, on_done, s);
+	s->deadline = evtimer_new(base, on_deadline, s);
+	if (!s->done_ev || !s->deadline) {
+		mgw_http_server_free(s);
+		return NULL;
+	}
+	if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL)
+		signal(SIGPIPE, SIG_IGN);
+	return s;
+}
+
+void mgw_http_server_free(struct mgw_http_server *s)
+{
+	if (!s)
+		return;
+	free_listeners(s);
+	close_all(s);
+	if (s->done_ev)
+		event_free(s->done_ev);
+	if (s->deadline)
+		event_free(s->deadline);
+	free(s);
+}
+
+int mgw_http_server_listen(struct mgw_http_server *s, const char *hostport,
+                           SSL_CTX *tls, char *bound, size_t boundlen)
+{
+	struct mgw_http_lst *ls = calloc(1, sizeof(*ls));
+	int rc;
+
+	if (!ls)
+		return MGW_ENOMEM;
+	ls->srv = s;
+	rc = mgw_listener_new(&ls->l, s->base, hostport, on_accept, ls, bound,
+	                      boundlen);
+	if (rc) {
+		int saved = errno;
+		free(ls);
+		errno = saved;
+		return rc;
+	}
+	if (tls) {
+		SSL_CTX_up_ref(tls);
+		ls->tls = tls;
+	}
+	ls->next = s->listeners;
+	s->listeners = ls;
+	return 0;
+}
+
+void mgw_http_server_shutdown(struct mgw_http_server *s, double deadline,
+                              mgw_http_done_cb done, void *arg)
+{
+	struct timeval tv = mgw_tv(deadline);
+
+	if (s->shutting_down)
+		return;
+	s->shutting_down = 1;
+	s->done = done;
+	s->done_arg = arg;
+	free_listeners(s);
+	for (struct mgw_http_conn *c = s->conns; c; c = c->next) {
+		if (c->freeing)
+			continue;
+		switch (c->proto) {
+		case MGW_PROTO_DETECT:
+			c->closing = 1;
+			break;
+		case MGW_PROTO_H1:
+			/* a request being received is still answered (with
+			 * Connection: close); idle and busy ones take no more */
+			if (!c->rx || c->active)
+				c->closing = 1;
+			break;
+		case MGW_PROTO_H2:
+			mgw_h2_goaway(c, 0);
+			break;
+		}
+		mgw_conn_schedule(c);
+	}
+	evtimer_add(s->deadline, &tv);
+	done_check(s);
+}
+
+size_t mgw_http_server_connections(const struct mgw_http_server *s)
+{
+	return s->nconns;
+}
+
+size_t mgw_http_server_inflight(const struct mgw_http_server *s)
+{
+	return s->inflight;
+}
+
+/* ---- request accessors ---- */
+
+const char *mgw_http_method(const struct mgw_http_exchange *x)
+{
+	return x->method ? x->method : "";
+}
+
+const char *mgw_http_target(const struct mgw_http_exchange *x)
+{
+	return x->target ? x->target : "";
+}
+
+const char *mgw_http_path(const struct mgw_http_exchange *x)
+{
+	return x->path ? x->path : "";
+}
+
+const char *mgw_http_authority(const struct mgw_http_exchange *x)
+{
+	return x->authority;
+}
+
+const struct mgw_headers *mgw_http_req_headers(const struct mgw_http_exchange *x)
+{
+	return &x->req;
+}
+
+const char *mgw_http_req_header(const struct mgw_http_exchange *x,
+                                const char *name)
+{
+	return mgw_headers_get(&x->req, name);
+}
+
+const unsigned char *mgw_http_req_body(const struct mgw_http_exchange *x,
+                                       size_t *len)
+{
+	*len = x->body_len;
+	return x->body ? x->body : empty_body;
+}
+
+int mgw_http_version(const struct mgw_http_exchange *x) { return x->version; }
+
+int mgw_http_is_tls(const struct mgw_http_exchange *x) { return x->c->tls; }
+
+const char *mgw_http_peer(const struct mgw_http_exchange *x)
+{
+	return x->c->peer;
+}
+
+uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x)
+{
+	return x->c->id;
+}
+
+int32_t mgw_http_stream_id(const struct mgw_http_exchange *x)
+{
+	return x->stream_id;
+}
+
+struct event_base *mgw_http_base(const struct mgw_http_exchange *x)
+{
+	return x->c->srv->base;
+}
+
+/* ---- responses ---- */
+
+int mgw_http_respond(struct mgw_http_exchange *x, int status,
+                     const struct mgw_headers *headers,
+                     const char *content_type, const void *body, size_t len)
+{
+	if (!x || x->state != MGW_X_HANDLER)
+		return x && x->state == MGW_X_DONE ? MGW_ECLOSED : MGW_EINVAL;
+	if (!body)
+		len = 0;
+	if (x->c->proto == MGW_PROTO_H2)
+		return mgw_h2_respond(x, status, headers, content_type, body, len);
+	return mgw_h1_respond(x, status, headers, content_type, body, len);
+}
+
+int mgw_http_stream_start(struct mgw_http_exchange *x, int status,
+                          const struct mgw_headers *headers,
+                          const char *content_type)
+{
+	if (!x || x->state != MGW_X_HANDLER)
+		return x && x->state == MGW_X_DONE ? MGW_ECLOSED : MGW_EINVAL;
+	if (x->c->proto == MGW_PROTO_H2)
+		return mgw_h2_stream_start(x, status, headers, content_type);
+	return mgw_h1_stream_start(x, status, headers, content_type);
+}
+
+int mgw_http_stream_write(struct mgw_http_exchange *x, const void *data,
+                          size_t len)
+{
+	if (!x || x->state != MGW_X_STREAMING)
+		return x && x->state == MGW_X_DONE ? MGW_ECLOSED : MGW_EINVAL;
+	if (x->c->proto == MGW_PROTO_H2)
+		return mgw_h2_stream_write(x, data, len);
+	return mgw_h1_stream_write(x, data, len);
+}
+
+int mgw_http_stream_writable(const struct mgw_http_exchange *x)
+{
+	struct mgw_http_exchange *mx = (struct mgw_http_exchange *)x;
+	size_t queued;
+
+	if (!x || x->state != MGW_X_STREAMING)
+		return 0;
+	queued = x->c->proto == MGW_PROTO_H2 ? mgw_h2_queued(x)
+	                                     : mgw_conn_outlen(x->c);
+	if (queued < x->c->srv->lim.write_high_watermark)
+		return 1;
+	/* the caller will wait for on_drain now */
+	mx->want_drain = 1;
+	return 0;
+}
+
+int mgw_http_stream_end(struct mgw_http_exchange *x)
+{
+	if (!x || x->state != MGW_X_STREAMING)
+		return x && x->state == MGW_X_DONE ? MGW_ECLOSED : MGW_EINVAL;
+	if (x->c->proto == MGW_PROTO_H2)
+		return mgw_h2_stream_end(x);
+	return mgw_h1_stream_end(x);
+}
+
+void mgw_http_set_callbacks(struct mgw_http_exchange *x,
+                            mgw_http_abort_cb on_abort,
+                            mgw_http_drain_cb on_drain, void *arg)
+{
+	x->on_abort = on_abort;
+	x->on_drain = on_drain;
+	x->cb_arg = arg;
+}
