@@ -1,0 +1,507 @@
+/* h1_test.c - HTTP/1.x behaviour of the server layer (src/http/h1.c):
+ * keep-alive, chunked bodies, smuggling attempts, limits, pipelining,
+ * streamed responses and client aborts, over real loopback sockets. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/server.h"
+#include "util/time.h"
+#include "testsrv.h"
+
+static int setup(void **state)
+{
+	struct ts *t = calloc(1, sizeof(*t));
+	struct mgw_http_limits lim;
+
+	mgw_http_limits_default(&lim);
+	lim.max_headers = 20;
+	lim.max_header_bytes = 2048;
+	lim.max_uri = 256;
+	lim.max_body = 1000;
+	ts_start(t, &lim, NULL);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct ts *t = *state;
+	ts_stop(t);
+	free(t);
+	return 0;
+}
+
+#define REFUSE(t, req, status) tc_expect_refused(t, req, sizeof(req) - 1, status)
+
+static void test_keepalive(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	assert_int_equal(tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n"), 0);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "GET /echo\n");
+	assert_string_equal(resp_header(&r, "content-length"), "10");
+	assert_null(resp_header(&r, "connection"));
+	assert_non_null(resp_header(&r, "date"));
+	resp_free(&r);
+
+	assert_int_equal(tc_sends(&c, "POST /echo?q=1 HTTP/1.1\r\nHost: a\r\n"
+	                              "Content-Length: 5\r\n\r\nhello"), 0);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "POST /echo\nhello");
+	assert_string_equal(t->last_authority, "a");
+	assert_int_equal(t->last_version, 11);
+	resp_free(&r);
+	assert_int_equal(t->handled, 2);
+	assert_int_equal(mgw_http_server_connections(t->srv), 1);
+	assert_int_equal(mgw_http_server_inflight(t->srv), 0);
+	tc_close(&c);
+}
+
+/* The layer drops hop-by-hop and Connection-named fields given by the
+ * handler and sets Content-Length itself. */
+static void test_response_fields(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(resp_header(&r, "x-kept"), "yes");
+	assert_null(resp_header(&r, "x-secret"));
+	assert_null(resp_header(&r, "keep-alive"));
+	assert_null(resp_header(&r, "transfer-encoding"));
+	assert_int_equal(r.chunked, 0);
+	assert_string_equal(resp_header(&r, "content-length"), "10");
+	assert_string_equal(resp_header(&r, "content-type"), "text/plain");
+	resp_free(&r);
+	tc_close(&c);
+}
+
+static void test_head(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	c.head = 1;
+	tc_sends(&c, "HEAD /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	/* the length the body would have had: "HEAD /echo\n" */
+	assert_string_equal(resp_header(&r, "content-length"), "11");
+	resp_free(&r);
+	/* nothing but the next response may follow on the connection */
+	c.head = 0;
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	tc_close(&c);
+}
+
+static void test_chunked_body(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	             "5\r\nhello\r\n");
+	tc_sends(&c, "7;ext=1\r\n, world\r\n0\r\nX-Trailer: t\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "POST /echo\nhello, world");
+	resp_free(&r);
+	tc_close(&c);
+}
+
+static void test_smuggling(void **state)
+{
+	struct ts *t = *state;
+
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n"
+	          "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
+	          "Content-Length: 3\r\n\r\n0\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n"
+	          "Content-Length: 3\r\n\r\nabc", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 3\r\n\r\nabc", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: +3\r\n\r\nabc", 400);
+	/* obs-fold: a continuation line */
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A: one\r\n two\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A: one\r\n\ttwo\r\n\r\n", 400);
+	/* bytes no field may hold */
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A: a\x01" "b\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A: a\x7f\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX A: a\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A : a\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\nHost: a\n\n", 400);
+	/* transfer codings other than exactly "chunked" */
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n"
+	          "\r\n0\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n"
+	          "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
+	/* chunk framing */
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	          "zz\r\nabc\r\n0\r\n\r\n", 400);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+	          "3\r\nabcX\r\n0\r\n\r\n", 400);
+	/* Host: required once on HTTP/1.1 */
+	REFUSE(t, "GET /echo HTTP/1.1\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400);
+	REFUSE(t, "GET /echo HTTP/2.0\r\nHost: a\r\n\r\n", 505);
+	REFUSE(t, "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 405);
+	REFUSE(t, "GARBAGE\r\n\r\n", 400);
+	assert_int_equal(t->handled, 0);
+	assert_int_equal(mgw_http_server_connections(t->srv), 0);
+}
+
+static void test_limits(void **state)
+{
+	struct ts *t = *state;
+	char req[8192];
+	int n;
+
+	/* too many fields */
+	n = snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: a\r\n");
+	for (int i = 0; i < 25; i++)
+		n += snprintf(req + n, sizeof(req) - (size_t)n, "X-%d: v\r\n", i);
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n");
+	tc_expect_refused(t, req, (size_t)n, 431);
+	/* too many header bytes in one field */
+	n = snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\nHost: a\r\nX-Big: ");
+	memset(req + n, 'v', 3000);
+	n += 3000;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n\r\n");
+	tc_expect_refused(t, req, (size_t)n, 431);
+	/* request-target */
+	n = snprintf(req, sizeof(req), "GET /");
+	memset(req + n, 'u', 400);
+	n += 400;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, " HTTP/1.1\r\nHost: a\r\n\r\n");
+	tc_expect_refused(t, req, (size_t)n, 414);
+	/* body: declared length, checked before reading it */
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n", 413);
+	/* body: chunked, checked while it streams in */
+	n = snprintf(req, sizeof(req), "POST /echo HTTP/1.1\r\nHost: a\r\n"
+	                               "Transfer-Encoding: chunked\r\n\r\n");
+	for (int i = 0; i < 3; i++) {
+		n += snprintf(req + n, sizeof(req) - (size_t)n, "190\r\n");
+		memset(req + n, 'b', 400);
+		n += 400;
+		n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n");
+	}
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "0\r\n\r\n");
+	tc_expect_refused(t, req, (size_t)n, 413);
+	/* exactly at the limit is fine */
+	{
+		struct tc c;
+		struct resp r;
+		n = snprintf(req, sizeof(req), "POST /echo HTTP/1.1\r\nHost: a\r\n"
+		                               "Content-Length: 1000\r\n\r\n");
+		memset(req + n, 'b', 1000);
+		n += 1000;
+		tc_open(t, &c);
+		tc_send(&c, req, (size_t)n);
+		assert_int_equal(tc_response(&c, &r), 0);
+		assert_int_equal(r.status, 200);
+		assert_int_equal(r.blen, strlen("POST /echo\n") + 1000);
+		resp_free(&r);
+		tc_close(&c);
+	}
+	assert_int_equal(t->handled, 1);
+}
+
+static void test_pipelined(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	/* the first one is held by the handler: the others must wait */
+	tc_sends(&c, "GET /hold HTTP/1.1\r\nHost: a\r\n\r\n"
+	             "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc"
+	             "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	struct mgw_http_exchange *x = ts_wait_held(t, 0);
+	ts_pump(t, 5);
+	assert_int_equal(t->handled, 1);
+	assert_int_equal(mgw_http_respond(x, 200, NULL, "text/plain", "first", 5), 0);
+	t->held[0] = NULL;
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "first");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "POST /echo\nabc");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	assert_int_equal(t->handled, 3);
+	assert_int_equal(t->aborts, 0);
+	tc_close(&c);
+}
+
+static void test_expect_continue(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n"
+	             "Expect: 100-continue\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 100);
+	resp_free(&r);
+	tc_sends(&c, "body");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "POST /echo\nbody");
+	resp_free(&r);
+	tc_close(&c);
+	REFUSE(t, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n"
+	          "Expect: something\r\n\r\n", 417);
+}
+
+static void test_http10(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.0\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(resp_header(&r, "connection"), "close");
+	assert_true(tc_closed(&c));
+	resp_free(&r);
+	tc_close(&c);
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(resp_header(&r, "connection"), "keep-alive");
+	resp_free(&r);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(resp_header(&r, "connection"), "close");
+	assert_true(tc_closed(&c));
+	resp_free(&r);
+	tc_close(&c);
+}
+
+static void test_sse_stream(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /sse HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_true(r.chunked);
+	assert_string_equal(resp_header(&r, "content-type"), "text/event-stream");
+	assert_null(resp_header(&r, "content-length"));
+	assert_string_equal(r.body, "id: 1\ndata: event 1\n\nid: 2\ndata: event 2\n\n"
+	                            "id: 3\ndata: event 3\n\n");
+	assert_int_equal(t->sse_done, 1);
+	resp_free(&r);
+	/* the connection stays usable */
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	tc_close(&c);
+}
+
+/* Each write reaches the client while the response is still open. */
+static void test_stream_write_unbuffered(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+	struct mgw_http_exchange *x;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /stream-hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ts_wait_held(t, 0);
+	assert_true(tc_wait_raw(&c, "text/event-stream"));
+	assert_true(mgw_http_stream_writable(x));
+	assert_int_equal(mgw_http_stream_write(x, "data: one\n\n", 11), 0);
+	assert_true(tc_wait_raw(&c, "data: one\n\n"));
+	assert_int_equal(mgw_http_stream_write(x, "", 0), 0); /* no empty chunk */
+	assert_int_equal(mgw_http_stream_write(x, "data: two\n\n", 11), 0);
+	assert_true(tc_wait_raw(&c, "data: two\n\n"));
+	assert_int_equal(mgw_http_stream_end(x), 0);
+	t->held[0] = NULL;
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "data: one\n\ndata: two\n\n");
+	resp_free(&r);
+	assert_int_equal(t->aborts, 0);
+	tc_close(&c);
+}
+
+static void test_abort_on_close(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+
+	/* streamed response in progress */
+	tc_open(t, &c);
+	tc_sends(&c, "GET /stream-hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	ts_wait_held(t, 0);
+	assert_true(tc_wait_raw(&c, "text/event-stream"));
+	tc_close(&c);
+	assert_true(ts_wait_ge(t, &t->aborts, 1));
+	ts_pump(t, 10);
+	assert_int_equal(t->aborts, 1);
+	assert_null(t->held[0]);
+	assert_int_equal(mgw_http_server_inflight(t->srv), 0);
+
+	/* no response yet */
+	tc_open(t, &c);
+	tc_sends(&c, "GET /hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	ts_wait_held(t, 1);
+	tc_close(&c);
+	assert_true(ts_wait_ge(t, &t->aborts, 2));
+	ts_pump(t, 10);
+	assert_int_equal(t->aborts, 2);
+	assert_int_equal(mgw_http_server_connections(t->srv), 0);
+
+	/* an SSE stream driven by a timer */
+	tc_open(t, &c);
+	tc_sends(&c, "GET /sse HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_true(tc_wait_raw(&c, "event 1"));
+	tc_close(&c);
+	uint64_t end = mgw_now_ms() + TS_WAIT_MS;
+	while (t->aborts + t->sse_done < 3 && mgw_now_ms() < end)
+		ts_pump(t, 1);
+	ts_pump(t, 30);
+	/* either the abort won the race with the last event, or the stream
+	 * ended first; never both, never twice */
+	assert_int_equal(t->aborts + t->sse_done, 3);
+	assert_int_equal(mgw_http_server_inflight(t->srv), 0);
+}
+
+static void test_header_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct resp r;
+
+	mgw_http_limits_default(&lim);
+	lim.header_timeout = 0.05;
+	lim.idle_timeout = 0.05;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost:");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 408);
+	assert_true(tc_closed(&c));
+	resp_free(&r);
+	tc_close(&c);
+	/* idle keep-alive connections are closed silently */
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	resp_free(&r);
+	assert_true(tc_closed(&c));
+	assert_int_equal(c.npend, 0);
+	tc_close(&c);
+	assert_int_equal(mgw_http_server_connections(t.srv), 0);
+	ts_stop(&t);
+}
+
+static void test_backpressure(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct mgw_http_exchange *x;
+	char chunk[4096];
+	int rc = 0, writes = 0;
+
+	mgw_http_limits_default(&lim);
+	lim.write_high_watermark = 16 * 1024;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /stream-hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ts_wait_held(&t, 0);
+	memset(chunk, 'x', sizeof(chunk));
+	/* the client does not read: output piles up until the layer refuses */
+	while (writes < 100000) {
+		rc = mgw_http_stream_write(x, chunk, sizeof(chunk));
+		if (rc)
+			break;
+		writes++;
+		ts_pump(&t, 0);
+	}
+	assert_int_equal(rc, MGW_ELIMIT);
+	assert_false(mgw_http_stream_writable(x));
+	assert_int_equal(t.drains, 0);
+	/* reading lets it drain, and the handler hears about it */
+	uint64_t end = mgw_now_ms() + TS_WAIT_MS;
+	while (!t.drains && mgw_now_ms() < end) {
+		char buf[65536];
+		ts_pump(&t, 1);
+		while (recv(c.fd, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+			;
+	}
+	assert_true(t.drains >= 1);
+	assert_true(mgw_http_stream_writable(x));
+	assert_int_equal(mgw_http_stream_end(x), 0);
+	t.held[0] = NULL;
+	tc_close(&c);
+	ts_stop(&t);
+}
+
+int main(void)
+{
+	mgw_log_set_level(MGW_LOG_WARN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_keepalive, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_response_fields, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_head, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_smuggling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_http10, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sse_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_write_unbuffered, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_abort_on_close, setup, teardown),
+		cmocka_unit_test(test_header_timeout),
+		cmocka_unit_test(test_backpressure),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
