@@ -36,6 +36,13 @@ void mgw_be_reply_error(struct mgw_http_exchange *x, int status, json_t *id,
                         int code, const char *message, json_t *data,
                         const struct mgw_headers *hdrs);
 
+/* Answers x with a JSON body (len bytes, not NUL-terminated) followed by
+ * a newline, so that bodies read well in terminals and line-oriented
+ * tools.  hdrs may be NULL. */
+void mgw_be_respond_json(struct mgw_http_exchange *x, int status,
+                         const struct mgw_headers *hdrs, const char *json,
+                         size_t len);
+
 /* Answers x at once with a status and no body (202 for notifications). */
 void mgw_be_reply_empty(struct mgw_http_exchange *x, int status);
 

@@ -171,8 +171,8 @@ static void send_out(struct mgw_be_call *c)
 		mgw_be_sse_write_event(x, c->out, c->out_len);
 		mgw_http_stream_end(x);
 	} else {
-		mgw_http_respond(x, c->out_status, &c->resp_headers,
-		                 "application/json", c->out, c->out_len);
+		mgw_be_respond_json(x, c->out_status, &c->resp_headers, c->out,
+		                    c->out_len);
 	}
 	mgw_be_call_unref(c); /* the exchange's reference */
 }

@@ -15,6 +15,10 @@
 #include "mcp/era.h"
 #include "mcp/sep2243.h"
 
+/* Caching hints (caching spec): the tool set of this server is fixed, so
+ * any client or shared gateway may keep these results for a while. */
+#define CACHE_TTL_MS 300000
+
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
 #define META_SUB "io.modelcontextprotocol/subscriptionId"
 
@@ -199,13 +203,17 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		         "Reference MCP server of mcpgw, replica %s; counter handles "
 		         "use the %s design.", be->conf.id ? be->conf.id : "",
 		         mgw_be_state_name(be->conf.state));
-		mgw_be_call_result(c, json_pack("{sososs}", "supportedVersions",
+		mgw_be_call_result(c, json_pack("{sososssIss}", "supportedVersions",
 		                                supported_versions(), "capabilities",
 		                                capabilities(), "instructions",
-		                                instructions));
+		                                instructions, "ttlMs",
+		                                (json_int_t)CACHE_TTL_MS, "cacheScope",
+		                                "public"));
 	} else if (strcmp(method, "tools/list") == 0) {
-		mgw_be_call_result(c, json_pack("{so}", "tools",
-		                                mgw_be_tools_list(be, MGW_BE_MODERN)));
+		mgw_be_call_result(c, json_pack("{sosIss}", "tools",
+		                                mgw_be_tools_list(be, MGW_BE_MODERN),
+		                                "ttlMs", (json_int_t)CACHE_TTL_MS,
+		                                "cacheScope", "public"));
 	} else {
 		mgw_be_tools_call(c, NULL);
 	}

@@ -34,6 +34,22 @@ json_t *mgw_be_server_info(const struct mgw_backend *be)
 	                 PACKAGE_VERSION, "title", "mcpgw reference MCP server");
 }
 
+void mgw_be_respond_json(struct mgw_http_exchange *x, int status,
+                         const struct mgw_headers *hdrs, const char *json,
+                         size_t len)
+{
+	char *buf = malloc(len + 1);
+
+	if (!buf) {
+		mgw_http_respond(x, 500, NULL, NULL, NULL, 0);
+		return;
+	}
+	memcpy(buf, json, len);
+	buf[len] = '\n';
+	mgw_http_respond(x, status, hdrs, "application/json", buf, len + 1);
+	free(buf);
+}
+
 void mgw_be_reply_error(struct mgw_http_exchange *x, int status, json_t *id,
                         int code, const char *message, json_t *data,
                         const struct mgw_headers *hdrs)
@@ -45,7 +61,7 @@ void mgw_be_reply_error(struct mgw_http_exchange *x, int status, json_t *id,
 		mgw_http_respond(x, status, hdrs, NULL, NULL, 0);
 		return;
 	}
-	mgw_http_respond(x, status, hdrs, "application/json", body, len);
+	mgw_be_respond_json(x, status, hdrs, body, len);
 	free(body);
 }
 
@@ -349,7 +365,7 @@ void mgw_be_on_request(struct mgw_http_exchange *x, void *arg)
 			mgw_be_reply_empty(x, 500);
 			return;
 		}
-		mgw_http_respond(x, 200, NULL, "application/json", text, strlen(text));
+		mgw_be_respond_json(x, 200, NULL, text, strlen(text));
 		free(text);
 	} else if (strcmp(path, "/whoami") == 0) {
 		char line[300];
