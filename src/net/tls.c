@@ -9,6 +9,7 @@
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "net/tls.h"
 
@@ -103,7 +104,16 @@ SSL_CTX *mgw_tls_server_ctx(const char *cert_file, const char *key_file,
 		goto fail;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-		tls_error(err, errlen, "loading private key", key_file);
+		/* OpenSSL compares the key with the certificate while loading */
+		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+			char what[512];
+			snprintf(what, sizeof(what),
+			         "private key does not match certificate %s; key",
+			         cert_file);
+			tls_error(err, errlen, what, key_file);
+		} else {
+			tls_error(err, errlen, "loading private key", key_file);
+		}
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
