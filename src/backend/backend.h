@@ -56,8 +56,11 @@ json_t *mgw_be_server_info(const struct mgw_backend *be);
 /* ---- call.c: answering one JSON-RPC request ------------------------- */
 
 /* Creates the call for request x, taking ownership of *msg (left zeroed)
- * and installing the abort callback on x.  Returns NULL on no memory (x is
- * then answered 500 and *msg released). */
+ * and installing the abort callback on x.  The call starts with two
+ * references: the exchange's (dropped when the answer is sent or the
+ * client leaves) and the caller's, which the caller drops with
+ * mgw_be_call_unref when it has finished dispatching.  Returns NULL on no
+ * memory (x is then answered 500 and *msg released). */
 struct mgw_be_call *mgw_be_call_new(struct mgw_backend *be,
                                     struct mgw_http_exchange *x,
                                     struct mgw_jrpc_msg *msg,

@@ -69,7 +69,7 @@ struct mgw_be_call *mgw_be_call_new(struct mgw_backend *be,
 	}
 	c->be = be;
 	c->x = x;
-	c->refs = 1;
+	c->refs = 2; /* the caller's and the exchange's */
 	c->era = era;
 	c->msg = *msg;
 	memset(msg, 0, sizeof(*msg));
