@@ -441,6 +441,59 @@ static void test_header_timeout(void **state)
 	ts_stop(&t);
 }
 
+static void test_body_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct resp r;
+
+	mgw_http_limits_default(&lim);
+	lim.body_timeout = 0.05;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 408);
+	assert_true(tc_closed(&c));
+	assert_int_equal(t.handled, 0);
+	resp_free(&r);
+	tc_close(&c);
+	ts_stop(&t);
+}
+
+/* A client that stops reading a streamed response: once nothing moves for
+ * write_timeout the connection is closed and the handler told. */
+static void test_write_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct mgw_http_exchange *x;
+	char chunk[4096];
+	uint64_t end;
+
+	mgw_http_limits_default(&lim);
+	lim.write_timeout = 0.1;
+	lim.write_high_watermark = 16 * 1024;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /stream-hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ts_wait_held(&t, 0);
+	memset(chunk, 'x', sizeof(chunk));
+	end = mgw_now_ms() + TS_WAIT_MS;
+	while (t.aborts == 0 && mgw_now_ms() < end) {
+		if (t.held[0] && mgw_http_stream_writable(x))
+			assert_int_equal(mgw_http_stream_write(x, chunk, sizeof(chunk)), 0);
+		ts_pump(&t, 1);
+	}
+	assert_int_equal(t.aborts, 1);
+	assert_null(t.held[0]);
+	assert_int_equal(mgw_http_server_connections(t.srv), 0);
+	tc_close(&c);
+	ts_stop(&t);
+}
+
 static void test_backpressure(void **state)
 {
 	struct ts t;
@@ -501,6 +554,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_write_unbuffered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_on_close, setup, teardown),
 		cmocka_unit_test(test_header_timeout),
+		cmocka_unit_test(test_body_timeout),
+		cmocka_unit_test(test_write_timeout),
 		cmocka_unit_test(test_backpressure),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
