@@ -74,6 +74,10 @@ int mgw_cfg_fail(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	/* messages quote values, which may span lines: keep one line */
+	for (char *p = msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if (key)
 		path_push_key(c, key);
 	if (c->err && c->errlen)

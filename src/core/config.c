@@ -111,11 +111,12 @@ static int check_redis_url(const char *s, char *why, size_t whylen)
 }
 
 /* The key file is read when the backend starts; a typo should fail
- * check-config rather than the first handle. */
+ * check-config rather than the first handle.  O_NONBLOCK: opening a FIFO
+ * must not hang the check (it then fails as "not a regular file"). */
 static int check_key_file(const char *s, char *why, size_t whylen)
 {
 	struct stat st;
-	int fd = open(s, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(s, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot read '%.100s': %s", s, strerror(errno));
@@ -392,14 +393,15 @@ fail:
 }
 
 /* Reads at most MGW_CFG_MAX_BYTES + 1 bytes so that a file growing while
- * it is read is still caught by the size limit. */
+ * it is read is still caught by the size limit.  O_NONBLOCK keeps a FIFO
+ * given by mistake from blocking the open. */
 static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
 {
 	size_t cap = MGW_CFG_MAX_BYTES + 1, used = 0;
 	struct stat st;
 	char *buf = NULL, msg[256];
 	ssize_t r;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
 	if (fd < 0) {
 		snprintf(msg, sizeof(msg), "cannot open: %s", strerror(errno));

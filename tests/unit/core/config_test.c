@@ -297,6 +297,8 @@ static void test_syntax_and_structure_errors(void **state)
 		 "mapping)"},
 		{"- a\n- b\n", "test.yaml:1:1: expected a mapping, got a list"},
 		{"hello\n", "test.yaml:1:1: expected a mapping, got 'hello'"},
+		/* a value quoted in a message cannot break it over lines */
+		{"x\n\ny\n", "test.yaml:1:1: expected a mapping, got 'x?y'"},
 		{"log: {}\n---\nlog: {}\n",
 		 "test.yaml:2:1: only one document is allowed"},
 		{"backend: &b {era: dual}\n",

@@ -1,0 +1,79 @@
+/* config_fuzz.c - libFuzzer target for the configuration loader
+ * (src/core/cfgtree.c, cfgschema.c, config.c): any byte string must load
+ * or fail without crashing, leaking or tripping a sanitizer; a failure must
+ * be one line that names the file and a 1-based LINE:COLUMN (or the file
+ * alone), and a success must hold the invariants the rest of mcpgw relies
+ * on (every listener has an address, TLS has both files or neither).
+ *
+ * Build (from the source tree, $B a configured build dir, see README.md):
+ *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
+ *     -Isrc -I$B $(pkg-config --cflags libevent libnghttp2 openssl) \
+ *     tests/fuzz/config_fuzz.c src/core/config.c src/core/cfgschema.c \
+ *     src/core/cfgtree.c src/core/log.c src/util/*.c src/http/*.c \
+ *     src/net/*.c -o config_fuzz $(pkg-config --libs yaml-0.1 libevent \
+ *     libevent_openssl libnghttp2 openssl) -lhttp_parser -lm
+ *   ./config_fuzz -max_len=4096 CORPUS_COPY_OF_corpus/config
+ * (src/http is needed only for mgw_http_limits_default.) */
+#include "autoconf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/config.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_error(const char *err)
+{
+	const char *p = err + strlen("fuzz.yaml");
+	char *end;
+
+	if (strncmp(err, "fuzz.yaml", strlen("fuzz.yaml")) != 0 ||
+	    strchr(err, '\n'))
+		abort();
+	if (p[0] != ':')
+		abort();
+	if (p[1] == ' ') /* "fuzz.yaml: message" */
+		return;
+	if (strtoul(p + 1, &end, 10) < 1 || *end != ':' ||
+	    strtoul(end + 1, &end, 10) < 1 || *end != ':')
+		abort();
+}
+
+static void check_config(const struct mgw_config *c)
+{
+	if (c->n_listeners && !c->listeners)
+		abort();
+	for (size_t i = 0; i < c->n_listeners; i++) {
+		const struct mgw_listener_conf *l = &c->listeners[i];
+
+		if (!l->address || !*l->address)
+			abort();
+		if (!l->tls_cert != !l->tls_key)
+			abort();
+	}
+	if (!c->backend.path || c->backend.path[0] != '/' ||
+	    !c->backend.redis_url)
+		abort();
+	if (c->backend.lost_session_status != 404 &&
+	    c->backend.lost_session_status != 400)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char err[512];
+	struct mgw_config *c;
+
+	err[0] = '\0';
+	c = mgw_config_load_string("fuzz.yaml", (const char *)data, size, err,
+	                           sizeof(err));
+	if (!c) {
+		check_error(err);
+		return 0;
+	}
+	check_config(c);
+	mgw_config_free(c);
+	return 0;
+}
