@@ -9,8 +9,9 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
  *     -Isrc -I$B $(pkg-config --cflags libevent libnghttp2 openssl) \
  *     tests/fuzz/config_fuzz.c src/core/config.c src/core/cfgschema.c \
- *     src/core/cfgtree.c src/core/log.c src/util/*.c src/http/*.c \
- *     src/net/*.c -o config_fuzz $(pkg-config --libs yaml-0.1 libevent \
+ *     src/core/cfgtree.c src/core/log.c \
+ *     $(find src/util src/http src/net -name '*.c') \
+ *     -o config_fuzz $(pkg-config --libs yaml-0.1 libevent \
  *     libevent_openssl libnghttp2 openssl) -lhttp_parser -lm
  *   ./config_fuzz -max_len=4096 CORPUS_COPY_OF_corpus/config
  * (src/http is needed only for mgw_http_limits_default.) */
