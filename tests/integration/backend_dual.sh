@@ -22,7 +22,7 @@ assert_code "dual: legacy tools/call" 200
 assert_eq "dual: legacy echo" "legacy side" "$(tool_text)"
 assert_jq "dual: legacy result carries content" '.result.content | type == "array"'
 legacy "$URL" 3 tools/call '{"name":"counter_create","arguments":{}}'
-LHANDLE=$(jq_get '.result.structuredContent.handle // .result.content[0].text // empty')
+LHANDLE=$(jq_get 'select((.result.isError // false) == false) | .result.structuredContent.handle // .result.content[0].text // empty')
 legacy "$URL" 4 tools/call "$(jq -cn --arg h "$LHANDLE" '{name:"counter_increment",arguments:{handle:$h}}')"
 assert_eq "dual: session counter" 1 "$(jq_get '.result.structuredContent.value // .result.content[0].text // empty')"
 

@@ -17,7 +17,7 @@ create() {
 	H=""
 	modern "$1" 1 tools/call '{"name":"counter_create","arguments":{}}'
 	[ "$CODE" = 200 ] || { fail "counter_create on $1: HTTP $CODE $BODY"; return; }
-	H=$(jq_get '.result.structuredContent.handle // .result.content[0].text // empty')
+	H=$(jq_get 'select((.result.isError // false) == false) | .result.structuredContent.handle // .result.content[0].text // empty')
 }
 
 # incr URL HANDLE: one counter_increment; sets VALUE, NEWHANDLE, ISERR, TEXT.

@@ -74,7 +74,7 @@ legacy "$URL" 7 tools/call '{"name":"no_such_tool","arguments":{}}'
 assert_jq "unknown tool is an error" 'has("error") or .result.isError == true'
 
 legacy "$URL" 8 tools/call '{"name":"counter_create","arguments":{}}'
-HANDLE=$(jq_get '.result.structuredContent.handle // .result.content[0].text // empty')
+HANDLE=$(jq_get 'select((.result.isError // false) == false) | .result.structuredContent.handle // .result.content[0].text // empty')
 [ -n "$HANDLE" ] && ok "counter_create returned a handle" || fail "counter_create: no handle in $(rpc)"
 legacy "$URL" 9 tools/call "$(jq -cn --arg h "$HANDLE" '{name:"counter_increment",arguments:{handle:$h}}')"
 V1=$(jq_get '.result.structuredContent.value // .result.content[0].text // empty')
@@ -119,9 +119,10 @@ else
 fi
 assert_match "GET stream content type" '^text/event-stream' "$(stream_hdr get content-type)"
 if [ -n "$NOTIFY" ]; then
-	legacy "$URL" 30 tools/call "{\"name\":\"$NOTIFY\",\"arguments\":{}}"
+	legacy "$URL" 30 tools/call "{\"name\":\"$NOTIFY\",\"arguments\":{\"text\":\"pushed-42\"}}"
 	assert_code "tools/call $NOTIFY" 200
-	if wait_match "$T_DIR/get.body" '^data:.*"method"' 3; then
+	assert_jq "$NOTIFY succeeded" '(.result.isError // false) == false'
+	if wait_match "$T_DIR/get.body" '^data:.*pushed-42' 3; then
 		ok "a notification was pushed on the GET stream"
 	else
 		fail "no notification on the GET stream after $NOTIFY: $(head -c 300 "$T_DIR/get.body")"

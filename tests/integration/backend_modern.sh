@@ -15,7 +15,7 @@ watchdog 60
 
 start_backend --era modern --id mod-A --sse-keepalive 200ms
 URL=$B_URL
-SERVERINFO='."io.modelcontextprotocol/serverInfo"'
+SERVERINFO='"io.modelcontextprotocol/serverInfo"'
 
 # assert_rejected WHAT STATUS CODE: the last answer is an HTTP error with a
 # JSON-RPC error body carrying CODE.
@@ -163,8 +163,19 @@ stream_open listen 3 POST "$URL" -H 'Content-Type: application/json' \
 	--data-binary "$LISTEN"
 LPID=$S_PID
 # Meanwhile the server keeps answering others.
+wait_match "$T_DIR/listen.body" '^:|^data:' 2
 modern "$URL" 31 tools/call '{"name":"echo","arguments":{"text":"during listen"}}'
 assert_eq "requests are served while a listen stream is open" "during listen" "$(tool_text)"
+# A change notification reaches the subscriber that asked for it.
+if printf '%s' "$TOOLS" | jq -e '.result.tools | any(.name == "list_changed")' >/dev/null; then
+	modern "$URL" 32 tools/call '{"name":"list_changed","arguments":{}}'
+	assert_code "list_changed" 200
+	if wait_match "$T_DIR/listen.body" '^data:.*notifications/tools/list_changed' 2; then
+		ok "listen stream received notifications/tools/list_changed"
+	else
+		fail "listen stream: no tools/list_changed after list_changed: $(head -c 400 "$T_DIR/listen.body")"
+	fi
+fi
 wait_pid "$LPID" 6
 RC=$?
 assert_eq "listen stream still open when the client gave up (curl 28)" 28 "$RC"
