@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "backend/backend.h"
+#include "backend/checks.h"
 #include "core/errors.h"
 #include "http/headers.h"
 #include "http/server.h"
@@ -79,112 +80,25 @@ static void reply_text(struct mgw_http_exchange *x, int status,
 
 static const char *or_none(const char *s) { return s ? s : "(none)"; }
 
-/* ---- header parsing ---------------------------------------------------- */
-
-static int media_eq(const char *a, size_t alen, const char *b)
-{
-	return alen == strlen(b) && strncasecmp(a, b, alen) == 0;
-}
-
-/* Trims spaces/tabs from both ends of [*p, *e). */
-static void trim(const char **p, const char **e)
-{
-	while (*p < *e && (**p == ' ' || **p == '\t'))
-		(*p)++;
-	while (*e > *p && ((*e)[-1] == ' ' || (*e)[-1] == '\t'))
-		(*e)--;
-}
-
-/* One media-range of Accept against "type/subtype". */
-static int range_admits(const char *p, const char *e, const char *type)
-{
-	const char *semi = memchr(p, ';', (size_t)(e - p));
-	const char *end = semi ? semi : e;
-	const char *slash = strchr(type, '/');
-
-	/* "q=0" means "not acceptable" (RFC 9110 §12.4.2). */
-	for (const char *q = semi; q && q < e; q = memchr(q + 1, ';', (size_t)(e - q - 1))) {
-		const char *v = q + 1;
-		while (v < e && (*v == ' ' || *v == '\t'))
-			v++;
-		if (e - v >= 2 && (v[0] == 'q' || v[0] == 'Q') && v[1] == '=') {
-			double qv = strtod(v + 2, NULL);
-			if (qv <= 0.0)
-				return 0;
-		}
-	}
-	trim(&p, &end);
-	if (media_eq(p, (size_t)(end - p), "*/*"))
-		return 1;
-	if ((size_t)(end - p) == (size_t)(slash - type) + 2 &&
-	    strncasecmp(p, type, (size_t)(slash - type) + 1) == 0 && end[-1] == '*')
-		return 1;
-	return media_eq(p, (size_t)(end - p), type);
-}
+/* ---- header checks (parsing in checks.c) --------------------------------- */
 
 int mgw_be_accepts(struct mgw_http_exchange *x, const char *type)
 {
 	const struct mgw_headers *h = mgw_http_req_headers(x);
 
-	for (size_t i = 0; i < h->n; i++) {
-		const char *p = h->v[i].value, *e;
-		if (strcasecmp(h->v[i].name, "accept") != 0)
-			continue;
-		while (*p) {
-			e = strchr(p, ',');
-			if (!e)
-				e = p + strlen(p);
-			if (range_admits(p, e, type))
-				return 1;
-			p = *e ? e + 1 : e;
-		}
-	}
+	/* Accept may arrive as several fields; any admitting one counts. */
+	for (size_t i = 0; i < h->n; i++)
+		if (strcasecmp(h->v[i].name, "accept") == 0 &&
+		    mgw_be_accept_admits(h->v[i].value, type))
+			return 1;
 	return 0;
 }
 
 static int content_type_is_json(struct mgw_http_exchange *x)
 {
 	const char *ct = mgw_http_req_header(x, "content-type");
-	const char *e;
 
-	if (!ct)
-		return 0;
-	e = strchr(ct, ';');
-	if (!e)
-		e = ct + strlen(ct);
-	trim(&ct, &e);
-	return media_eq(ct, (size_t)(e - ct), "application/json");
-}
-
-/* DNS-rebinding defence (transport spec, Security): only a local origin
- * may drive this server from a browser. */
-static int origin_allowed(const char *origin)
-{
-	static const char *const hosts[] = {"localhost", "127.0.0.1", "[::1]"};
-	const char *p = strstr(origin, "://");
-	size_t n;
-
-	if (!p)
-		return 0;
-	if (!media_eq(origin, (size_t)(p - origin), "http") &&
-	    !media_eq(origin, (size_t)(p - origin), "https"))
-		return 0;
-	p += 3;
-	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++) {
-		n = strlen(hosts[i]);
-		if (strncasecmp(p, hosts[i], n) != 0)
-			continue;
-		if (p[n] == '\0' || (p[n] == '/' && p[n + 1] == '\0'))
-			return 1;
-		if (p[n] == ':') {
-			const char *d = p + n + 1;
-			size_t digits = strspn(d, "0123456789");
-			if (digits >= 1 && digits <= 5 &&
-			    (d[digits] == '\0' || (d[digits] == '/' && d[digits + 1] == '\0')))
-				return 1;
-		}
-	}
-	return 0;
+	return ct && mgw_be_media_type_is(ct, "application/json");
 }
 
 /* ---- the MCP endpoint ----------------------------------------------------- */
@@ -294,7 +208,7 @@ static void mcp_endpoint(struct mgw_backend *be, struct mgw_http_exchange *x)
 	const char *method = mgw_http_method(x);
 	const char *origin = mgw_http_req_header(x, "origin");
 
-	if (origin && !origin_allowed(origin)) {
+	if (origin && !mgw_be_origin_allowed(origin)) {
 		struct mgw_log_ctx ctx = mgw_be_ctx(x, NULL);
 		mgw_info(&ctx, "rejected Origin '%s' (403)", origin);
 		mgw_be_reply_error(x, 403, NULL, MGW_JRPC_INVALID_REQUEST,
