@@ -18,6 +18,7 @@
  * high watermark of the bufferevent. */
 #include "autoconf.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,15 @@ static const http_parser_settings settings = {
 
 void mgw_h1_start(struct mgw_http_conn *c)
 {
+	/* http-parser's own header cap is process-wide (80 KiB by default);
+	 * keep it above ours so our limits, with their statuses, apply */
+	static size_t parser_cap = 80 * 1024;
+	size_t cap = raw_head_cap(&c->srv->lim);
+
+	if (cap > parser_cap && cap < UINT32_MAX) {
+		http_parser_set_max_header_size((uint32_t)cap);
+		parser_cap = cap;
+	}
 	http_parser_init(&c->hp, HTTP_REQUEST);
 	c->hp.data = c;
 	scan_reset(c);

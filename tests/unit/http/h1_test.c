@@ -441,6 +441,34 @@ static void test_header_timeout(void **state)
 	ts_stop(&t);
 }
 
+/* Configured header limits above http-parser's built-in 80 KiB apply. */
+static void test_large_header_limit(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct resp r;
+	size_t big = 100 * 1024;
+	char *req = malloc(big + 128);
+	int n;
+
+	mgw_http_limits_default(&lim);
+	lim.max_header_bytes = 128 * 1024;
+	ts_start(&t, &lim, NULL);
+	n = snprintf(req, 128, "GET /echo HTTP/1.1\r\nHost: a\r\nX-Big: ");
+	memset(req + n, 'v', big);
+	n += (int)big;
+	n += snprintf(req + n, 16, "\r\n\r\n");
+	tc_open(&t, &c);
+	assert_int_equal(tc_send(&c, req, (size_t)n), 0);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	tc_close(&c);
+	free(req);
+	ts_stop(&t);
+}
+
 static void test_body_timeout(void **state)
 {
 	struct ts t;
@@ -554,6 +582,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_write_unbuffered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_on_close, setup, teardown),
 		cmocka_unit_test(test_header_timeout),
+		cmocka_unit_test(test_large_header_limit),
 		cmocka_unit_test(test_body_timeout),
 		cmocka_unit_test(test_write_timeout),
 		cmocka_unit_test(test_backpressure),
