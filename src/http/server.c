@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,7 +47,8 @@
 #define LINGER_SECONDS 2.0
 #define LINGER_MAX_BYTES (1024 * 1024)
 
-static uint64_t next_conn_id = 1;
+/* Atomic so servers running on several threads never share an id. */
+static atomic_uint_fast64_t next_conn_id = 1;
 
 static const unsigned char empty_body[1];
 
@@ -593,7 +595,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	if (!c)
 		goto fail;
 	c->srv = s;
-	c->id = next_conn_id++;
+	c->id = (uint64_t)atomic_fetch_add(&next_conn_id, 1);
 	mgw_sockaddr_str(sa, c->peer, sizeof(c->peer));
 	/* SSE events are small writes that must leave at once */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
