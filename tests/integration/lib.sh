@@ -20,6 +20,7 @@ T_NAME=$(basename "${0%.sh}")
 T_FAILS=0
 T_CHECKS=0
 T_PIDS=""
+B_PIDS=""
 T_WATCHDOG=""
 MCPGW=${MCPGW:-${TOP_BUILDDIR:-.}/mcpgw}
 TOP_SRCDIR=${TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -52,17 +53,26 @@ skip() {
 	exit 77
 }
 
+# 0 if PID is a zombie (exited, not yet reaped); /proc, no procps needed.
+is_zombie() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]
+}
+
 # Kills every process this test started (by PID), then removes the temp
-# directory.  Runs once, on any exit.
+# directory.  Runs once, on any exit.  mcpgw backends are stopped last and
+# gracefully (SIGTERM): one that does not exit 0 within 15 s, or whose
+# stderr holds a sanitizer report, fails the test, so ASan/UBSan findings
+# and leaks surface in every integration test.
 t_cleanup() {
-	local rc=$? p
+	local rc=$? p i st
 	trap - EXIT INT TERM
 	for p in $T_PIDS; do
+		case " $B_PIDS " in *" $p "*) continue ;; esac
 		kill -TERM "$p" 2>/dev/null
 	done
 	for p in $T_PIDS; do
-		# bounded: 30 x 0.1 s, then SIGKILL
-		local i=0
+		case " $B_PIDS " in *" $p "*) continue ;; esac
+		i=0
 		while kill -0 "$p" 2>/dev/null && [ $i -lt 30 ]; do
 			sleep 0.1
 			i=$((i + 1))
@@ -70,9 +80,39 @@ t_cleanup() {
 		kill -KILL "$p" 2>/dev/null
 		wait "$p" 2>/dev/null
 	done
+	for p in $B_PIDS; do
+		# Already reaped by the test itself (it stopped this one on purpose).
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 150 ]; do
+			# a crashed backend is a zombie: wait reaps it below
+			is_zombie "$p" && break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if ! is_zombie "$p" && kill -0 "$p" 2>/dev/null; then
+			kill -KILL "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
+			printf '[%s] FAIL: backend pid %s did not exit within 15 s of SIGTERM\n' "$T_NAME" "$p"
+			[ "$rc" -eq 0 ] && rc=1
+			continue
+		fi
+		wait "$p" 2>/dev/null
+		st=$?
+		if [ "$st" -ne 0 ]; then
+			printf '[%s] FAIL: backend pid %s exited with status %s on SIGTERM\n' "$T_NAME" "$p" "$st"
+			[ "$rc" -eq 0 ] && rc=1
+		fi
+	done
 	if [ -n "$T_WATCHDOG" ]; then
 		kill -TERM "$T_WATCHDOG" 2>/dev/null
 		wait "$T_WATCHDOG" 2>/dev/null
+	fi
+	if [ -d "$T_DIR" ] && grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$T_DIR"/*.err >/dev/null 2>&1; then
+		printf '[%s] FAIL: sanitizer report in %s\n' "$T_NAME" \
+			"$(grep -lE 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$T_DIR"/*.err | xargs -n1 basename | tr '\n' ' ')"
+		[ "$rc" -eq 0 ] && rc=1
 	fi
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ -d "$T_DIR" ]; then
 		# Leave the processes' stderr in the test log for diagnosis.
@@ -153,6 +193,7 @@ start_backend() {
 	"$MCPGW" backend "${args[@]}" >"$B_OUT" 2>"$B_ERR" &
 	B_PID=$!
 	track_pid "$B_PID"
+	B_PIDS="$B_PIDS $B_PID"
 	local i=0 line=""
 	while [ $i -lt 100 ]; do
 		line=$(head -n 1 "$B_OUT" 2>/dev/null)
