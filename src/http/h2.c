@@ -79,6 +79,8 @@ static ssize_t on_send(nghttp2_session *ng, const uint8_t *data, size_t len,
 	return (ssize_t)len;
 }
 
+static void stream_timer_cb(evutil_socket_t fd, short what, void *arg);
+
 static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *frame,
                             void *arg)
 {
@@ -100,6 +102,14 @@ static int on_begin_headers(nghttp2_session *ng, const nghttp2_frame *frame,
 	nghttp2_session_set_stream_user_data(ng, x->stream_id, x);
 	if (c->timer_kind == MGW_T_IDLE)
 		mgw_conn_timer(c, MGW_T_NONE, 0);
+	/* a header block trickled in CONTINUATION frames stalls the whole
+	 * connection; header_timeout bounds it */
+	if (c->srv->lim.header_timeout > 0) {
+		struct timeval tv = mgw_tv(c->srv->lim.header_timeout);
+		x->timer = evtimer_new(c->srv->base, stream_timer_cb, x);
+		if (x->timer)
+			evtimer_add(x->timer, &tv);
+	}
 	return 0;
 }
 
@@ -180,7 +190,6 @@ static ssize_t on_data_read(nghttp2_session *ng, int32_t stream_id,
 	return n;
 }
 
-static void body_timer_cb(evutil_socket_t fd, short what, void *arg);
 
 /* Answers a stream before its request ended (limits, bad request).  The
  * exchange was never handed out; it stays until nghttp2 closes the
@@ -234,9 +243,12 @@ static void headers_done(struct mgw_http_conn *c, struct mgw_http_exchange *x,
 		h2_refuse(x, 413);
 		return;
 	}
+	if (x->timer)
+		evtimer_del(x->timer);
 	if (!end_stream && c->srv->lim.body_timeout > 0) {
 		struct timeval tv = mgw_tv(c->srv->lim.body_timeout);
-		x->timer = evtimer_new(c->srv->base, body_timer_cb, x);
+		if (!x->timer)
+			x->timer = evtimer_new(c->srv->base, stream_timer_cb, x);
 		if (x->timer)
 			evtimer_add(x->timer, &tv);
 	}
@@ -349,15 +361,22 @@ static int on_stream_close(nghttp2_session *ng, int32_t stream_id,
 	return 0;
 }
 
-static void body_timer_cb(evutil_socket_t fd, short what, void *arg)
+/* Header timeout (header block unfinished: the connection is stuck, close
+ * it) or body timeout (reset the stream). */
+static void stream_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct mgw_http_exchange *x = arg;
 	struct mgw_http_conn *c = x->c;
 	struct mgw_log_ctx ctx;
 
+	logctx(x, &ctx);
+	if (!x->headers_done) {
+		mgw_info(&ctx, "%s: HTTP/2 header timeout", c->peer);
+		mgw_conn_close(c);
+		return;
+	}
 	if (nghttp2_session_get_stream_remote_close(c->ng, x->stream_id) != 0)
 		return;
-	logctx(x, &ctx);
 	mgw_info(&ctx, "%s: HTTP/2 body timeout", c->peer);
 	nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
 	                          NGHTTP2_CANCEL);

@@ -593,6 +593,69 @@ static void test_idle_timeout(void **state)
 	ts_stop(&t);
 }
 
+static ssize_t cl_stall(nghttp2_session *ng, int32_t id, uint8_t *buf,
+                        size_t length, uint32_t *flags,
+                        nghttp2_data_source *src, void *arg)
+{
+	return NGHTTP2_ERR_DEFERRED;
+}
+
+/* A request body that never comes: the stream is reset, the connection
+ * and its other streams carry on. */
+static void test_body_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct h2c c;
+	nghttp2_data_provider prd = {.read_callback = cl_stall};
+	nghttp2_nv nva[] = {
+		{(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+		{(uint8_t *)":path", (uint8_t *)"/echo", 5, 5, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+	};
+	int32_t id, id2;
+
+	mgw_http_limits_default(&lim);
+	lim.body_timeout = 0.05;
+	ts_start(&t, &lim, NULL);
+	h2c_open(&t, &c);
+	id = nghttp2_submit_request(c.ng, NULL, nva, 4, &prd, NULL);
+	assert_true(id > 0);
+	c.s[c.n++].id = id;
+	struct h2s *s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->err, NGHTTP2_CANCEL);
+	assert_int_equal(t.handled, 0);
+	id2 = h2c_req(&c, "GET", "/echo", NULL, NULL, 0);
+	assert_int_equal(h2c_wait_closed(&c, id2)->status, 200);
+	h2c_close(&c);
+	ts_stop(&t);
+}
+
+/* A header block left unfinished (HEADERS without END_HEADERS, no
+ * CONTINUATION) would stall the connection forever: header_timeout ends it. */
+static void test_header_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	static const char raw[] =
+		"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+		"\x00\x00\x00\x04\x00\x00\x00\x00\x00"         /* SETTINGS */
+		"\x00\x00\x03\x01\x00\x00\x00\x00\x01\x82\x84\x86"; /* HEADERS */
+
+	mgw_http_limits_default(&lim);
+	lim.header_timeout = 0.05;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	assert_int_equal(tc_send(&c, raw, sizeof(raw) - 1), 0);
+	assert_true(tc_closed(&c));
+	assert_int_equal(t.handled, 0);
+	tc_close(&c);
+	assert_int_equal(mgw_http_server_connections(t.srv), 0);
+	ts_stop(&t);
+}
+
 int main(void)
 {
 	mgw_log_set_level(MGW_LOG_WARN);
@@ -605,6 +668,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_goaway, setup, teardown),
 		cmocka_unit_test(test_idle_timeout),
+		cmocka_unit_test(test_body_timeout),
+		cmocka_unit_test(test_header_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
