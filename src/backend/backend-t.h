@@ -107,6 +107,8 @@ struct mgw_be_call {
 	char *out;                      /* answer held back by the delay */
 	size_t out_len;
 	int out_status;
+	char *frame;                    /* final SSE frame being written */
+	size_t frame_len, frame_off;
 };
 
 /* The running server. */

@@ -20,6 +20,7 @@ static void call_free(struct mgw_be_call *c)
 	mgw_jrpc_msg_deinit(&c->msg);
 	mgw_headers_deinit(&c->resp_headers);
 	free(c->out);
+	free(c->frame);
 	free(c);
 }
 
@@ -159,16 +160,64 @@ void mgw_be_call_start(struct mgw_be_call *c, int force_sse)
 
 /* ---- finishing -------------------------------------------------------- */
 
+static void send_out(struct mgw_be_call *c);
+
+static void on_call_drain(struct mgw_http_exchange *x, void *arg)
+{
+	(void)x;
+	send_out(arg);
+}
+
+/* Pieces small enough to always fit the layer's output bound, so even an
+ * answer of several megabytes goes out (paced by on_drain). */
+#define SSE_PIECE 16384
+
+/* Writes the rest of the final SSE frame.  Returns 1 when all of it is
+ * queued, 0 when waiting for drain, -1 when the client is gone. */
+static int write_final_frame(struct mgw_be_call *c)
+{
+	if (!c->frame) {
+		static const char head[] = "event: message\ndata: ";
+		c->frame_len = sizeof(head) - 1 + c->out_len + 2;
+		c->frame = malloc(c->frame_len);
+		if (!c->frame)
+			return -1;
+		memcpy(c->frame, head, sizeof(head) - 1);
+		memcpy(c->frame + sizeof(head) - 1, c->out, c->out_len);
+		memcpy(c->frame + c->frame_len - 2, "\n\n", 2);
+		c->frame_off = 0;
+	}
+	while (c->frame_off < c->frame_len) {
+		size_t n = c->frame_len - c->frame_off;
+		int rc;
+
+		if (n > SSE_PIECE)
+			n = SSE_PIECE;
+		rc = mgw_http_stream_write(c->x, c->frame + c->frame_off, n);
+		if (rc == MGW_ELIMIT)
+			return 0;
+		if (rc != 0)
+			return -1;
+		c->frame_off += n;
+	}
+	return 1;
+}
+
 static void send_out(struct mgw_be_call *c)
 {
 	struct mgw_http_exchange *x = c->x;
 
 	if (!x)
 		return;
+	if (c->sse_started && write_final_frame(c) == 0) {
+		/* The final answer must not be dropped like a notification:
+		 * wait until the client has read enough, then go on. */
+		mgw_http_set_callbacks(x, on_call_abort, on_call_drain, c);
+		return;
+	}
 	mgw_http_set_callbacks(x, NULL, NULL, NULL);
 	c->x = NULL;
 	if (c->sse_started) {
-		mgw_be_sse_write_event(x, c->out, c->out_len);
 		mgw_http_stream_end(x);
 	} else {
 		mgw_be_respond_json(x, c->out_status, &c->resp_headers, c->out,

@@ -100,6 +100,17 @@ struct mgw_be_stream *mgw_be_stream_open(struct mgw_backend *be,
 	int rc;
 
 	mgw_headers_init(&h);
+	if (be->n_streams >= be->conf.max_sessions) {
+		/* Long-lived streams are bounded like sessions are. */
+		struct mgw_log_ctx ctx = mgw_be_ctx(x, sess ? sess->id : NULL);
+		mgw_warn(&ctx, "stream refused: %zu long-lived streams open (503)",
+		         be->n_streams);
+		mgw_be_reply_error(x, 503, NULL, MGW_JRPC_INTERNAL_ERROR,
+		                   "Server busy: too many open streams", NULL, NULL);
+		free(st);
+		mgw_headers_deinit(&h);
+		return NULL;
+	}
 	if (hdrs)
 		for (size_t i = 0; i < hdrs->n; i++)
 			mgw_headers_add(&h, hdrs->v[i].name, hdrs->v[i].name_len,
