@@ -122,6 +122,7 @@ struct mgw_http_conn {
 	size_t nstreams;
 	int ng_in_cb;                      /* inside nghttp2 recv/send */
 	unsigned goaway : 1;
+	unsigned ng_failed : 1;            /* nghttp2_session_send failed */
 };
 
 struct mgw_http_lst {

@@ -62,7 +62,7 @@ static void h2_flush(struct mgw_http_conn *c)
 	int rv = nghttp2_session_send(c->ng);
 	c->ng_in_cb--;
 	if (rv != 0)
-		c->closing = 1;
+		c->ng_failed = 1;
 }
 
 /* ---- nghttp2 callbacks ---- */
@@ -471,14 +471,14 @@ void mgw_h2_send(struct mgw_http_conn *c)
 		mgw_x_maybe_drain(x, mgw_h2_queued(x));
 	c->ng_in_cb--;
 	h2_flush(c);
-	if (c->closing) {
-		mgw_conn_close(c); /* nghttp2 failed while sending */
+	if (c->ng_failed) {
+		mgw_conn_close(c);
 		return;
 	}
 	if (!nghttp2_session_want_read(c->ng) && !nghttp2_session_want_write(c->ng)) {
-		if (mgw_conn_outlen(c) == 0)
-			mgw_conn_close(c);
-		return; /* on_write comes back once the GOAWAY is out */
+		/* done with this session; closes once the GOAWAY is out */
+		mgw_conn_close_flushed(c);
+		return;
 	}
 	if (c->nstreams == 0 && c->timer_kind == MGW_T_NONE)
 		mgw_conn_timer(c, MGW_T_IDLE, c->srv->lim.idle_timeout);

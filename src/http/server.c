@@ -377,6 +377,12 @@ void mgw_conn_close_flushed(struct mgw_http_conn *c)
 		mgw_conn_timer(c, MGW_T_LINGER, LINGER_SECONDS);
 		return;
 	}
+	if (c->tls && !c->peer_eof && c->proto != MGW_PROTO_DETECT) {
+		/* best effort close_notify, so the client can tell a complete
+		 * response from a truncated one; the socket is non-blocking */
+		SSL_shutdown(bufferevent_openssl_get_ssl(c->bev));
+		ERR_clear_error();
+	}
 	mgw_conn_close(c);
 }
 

@@ -223,6 +223,39 @@ static void test_alpn_http11(void **state)
 	ts_stop(&t);
 }
 
+/* "Connection: close" ends with close_notify, so the client can tell the
+ * response was complete. */
+static void test_close_notify(void **state)
+{
+	struct fixture *f = *state;
+	struct ts t;
+	struct tlsc c;
+	char err[256], buf[4096];
+	SSL_CTX *ctx = mgw_tls_server_ctx(f->cert, f->key, err, sizeof(err));
+	uint64_t end;
+	int r = 0, e = 0;
+
+	assert_non_null(ctx);
+	ts_start(&t, NULL, ctx);
+	SSL_CTX_free(ctx);
+	tlsc_open(&t, &c, (const unsigned char *)"\x08http/1.1", 9);
+	tlsc_write(&c, "GET /echo HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", 50);
+	end = mgw_now_ms() + TS_WAIT_MS;
+	while (mgw_now_ms() < end) {
+		r = SSL_read(c.ssl, buf, sizeof(buf));
+		if (r > 0)
+			continue;
+		e = SSL_get_error(c.ssl, r);
+		if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
+			break;
+		ts_pump(&t, 1);
+	}
+	assert_int_equal(e, SSL_ERROR_ZERO_RETURN);
+	ERR_clear_error();
+	tlsc_close(&c);
+	ts_stop(&t);
+}
+
 /* nghttp2 client over the TLS connection */
 static ssize_t h2_send(nghttp2_session *ng, const uint8_t *data, size_t len,
                        int flags, void *arg)
@@ -331,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_ctx_errors),
 		cmocka_unit_test(test_alpn_http11),
 		cmocka_unit_test(test_alpn_h2),
+		cmocka_unit_test(test_close_notify),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
