@@ -100,6 +100,15 @@ struct mgw_be_stream *mgw_be_stream_open(struct mgw_backend *be,
 	int rc;
 
 	mgw_headers_init(&h);
+	if (be->stopping) {
+		/* Shutdown already ended the streams; a new one would only hold
+		 * the stop until its deadline. */
+		mgw_be_reply_error(x, 503, NULL, MGW_JRPC_INTERNAL_ERROR,
+		                   "Server shutting down", NULL, NULL);
+		free(st);
+		mgw_headers_deinit(&h);
+		return NULL;
+	}
 	if (be->n_streams >= be->conf.max_sessions) {
 		/* Long-lived streams are bounded like sessions are. */
 		struct mgw_log_ctx ctx = mgw_be_ctx(x, sess ? sess->id : NULL);
