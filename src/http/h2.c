@@ -602,11 +602,14 @@ int mgw_h2_stream_start(struct mgw_http_exchange *x, int status,
 	struct mgw_http_conn *c = x->c;
 	int rc = 0;
 
+	/* Even without a body (HEAD, 204, 304) the stream stays open until
+	 * mgw_http_stream_end (an empty DATA frame carries END_STREAM):
+	 * closing it early would abort an exchange the handler still uses. */
 	x->no_body = no_body_status(status) || x->head;
-	if (!x->no_body && !(x->out = evbuffer_new()))
+	if (!(x->out = evbuffer_new()))
 		rc = MGW_ENOMEM;
 	if (!rc)
-		rc = h2_submit(x, status, h, ctype, 0, 0, !x->no_body);
+		rc = h2_submit(x, status, h, ctype, 0, 0, 1);
 	if (rc) {
 		nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
 		                          NGHTTP2_INTERNAL_ERROR);

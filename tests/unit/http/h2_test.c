@@ -433,6 +433,21 @@ static void test_stream_data_per_write(void **state)
 	assert_int_equal(s->err, NGHTTP2_NO_ERROR);
 	assert_string_equal(s->body, "data: one\n\ndata: two\n\n");
 
+	/* HEAD: headers only, yet the exchange lives until the handler ends it */
+	id = h2c_req(&c, "HEAD", "/stream-hold", NULL, NULL, 0);
+	x = h2c_wait_held(&c, 1);
+	for (int i = 0; i < 10; i++)
+		h2c_pump(&c);
+	assert_int_equal(t->aborts, 0);
+	assert_false(find(&c, id)->closed);
+	assert_int_equal(mgw_http_stream_write(x, "ignored", 7), 0);
+	assert_int_equal(mgw_http_stream_end(x), 0);
+	t->held[1] = NULL;
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->err, NGHTTP2_NO_ERROR);
+	assert_int_equal(s->status, 200);
+	assert_int_equal(s->blen, 0);
+
 	/* the timer-driven SSE handler */
 	id = h2c_req(&c, "GET", "/sse", NULL, NULL, 0);
 	s = h2c_wait_closed(&c, id);
