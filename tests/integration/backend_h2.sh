@@ -45,8 +45,27 @@ MAXS=$(grep -Eo 'SETTINGS_MAX_CONCURRENT_STREAMS\(0x03\):[0-9]+' "$T_DIR/nghttp.
 assert_match "server SETTINGS_MAX_CONCURRENT_STREAMS" '^[1-9][0-9]*$' "$MAXS"
 assert_match "nghttp: /healthz over h2c" ':status: 200' "$(cat "$T_DIR/nghttp.out")"
 
-# Many multiplexed modern requests on one connection (h2load, h2c).
+# The limit is the configured one (limits.max_concurrent_streams).
+printf 'limits:\n  max_concurrent_streams: 7\n' >"$T_DIR/streams.yaml"
+start_backend -c "$T_DIR/streams.yaml" --era modern
 modern_body 1 tools/call '{"name":"echo","arguments":{"text":"mux"}}' >"$T_DIR/mux.json"
+timeout 10 nghttp -v -n "http://$B_ADDR/healthz" >"$T_DIR/nghttp7.out" 2>&1
+assert_match "configured SETTINGS_MAX_CONCURRENT_STREAMS is announced" \
+	'SETTINGS_MAX_CONCURRENT_STREAMS\(0x03\):7([^0-9]|$)' "$(cat "$T_DIR/nghttp7.out")"
+# Streams beyond the limit are refused (RST_STREAM REFUSED_STREAM, safe to
+# retry), the others answered: nghttp sends all 20 before it has seen the
+# server's SETTINGS.
+timeout 10 nghttp -v -n -m 20 -d "$T_DIR/mux.json" \
+	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
+	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \
+	"http://$B_ADDR/mcp" >"$T_DIR/nghttp20.out" 2>&1
+N200=$(grep -c ':status: 200' "$T_DIR/nghttp20.out")
+NREF=$(grep -c 'error_code=REFUSED_STREAM' "$T_DIR/nghttp20.out")
+assert_eq "20 streams against a limit of 7: each answered or refused" 20 "$((N200 + NREF))"
+assert_match "at least 7 streams answered (got $N200)" '^([7-9]|[1-9][0-9])$' "$N200"
+assert_match "streams over the limit refused (got $NREF)" '^[1-9][0-9]*$' "$NREF"
+
+# Many multiplexed modern requests on one connection (h2load, h2c).
 timeout 30 h2load -n 40 -c 1 -m 10 -d "$T_DIR/mux.json" \
 	-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo' \
