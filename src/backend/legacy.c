@@ -292,8 +292,8 @@ static void do_initialize(struct mgw_backend *be, struct mgw_http_exchange *x,
 	mgw_headers_adds(&c->resp_headers, SESSION_HEADER, s->id);
 	mgw_be_call_start(c, 0);
 	snprintf(instructions, sizeof(instructions),
-	         "Reference MCP server of mcpgw, replica %s. Tools: echo, add, "
-	         "sleep, whoami, counter_create, counter_increment, notify.",
+	         "Reference MCP server of mcpgw, replica %s. Counters created in "
+	         "this session live in this session only.",
 	         be->conf.id ? be->conf.id : "");
 	res = json_pack("{sss{s{sb}s{}}soss}", "protocolVersion", s->version,
 	                "capabilities", "tools", "listChanged", 1, "logging",
