@@ -22,6 +22,8 @@ enum mgw_cfg_type {
 	MGW_CFG_SECTION,  /* a mapping described by sub, stored at off */
 	MGW_CFG_LIST,     /* a list of mappings described by sub: an array
 	                   * pointer at off and its size_t count at aux */
+	MGW_CFG_NUMBER,   /* double: a plain decimal number ("0.2", "3")
+	                   * within [dmin, dmax] */
 };
 
 /* Field flags. */
@@ -63,7 +65,8 @@ struct mgw_cfg_field {
 	unsigned flags;       /* MGW_CFG_REQUIRED, MGW_CFG_PRESENCE */
 	const char *def;      /* default, written as in a file; NULL: none */
 	long long min, max;   /* INT and SIZE: inclusive range */
-	double dmin, dmax;    /* DURATION: inclusive range in seconds */
+	double dmin, dmax;    /* DURATION: inclusive range in seconds;
+	                       * NUMBER: inclusive range */
 	const struct mgw_cfg_enum *enums;   /* ENUM */
 	const struct mgw_cfg_section *sub;  /* SECTION, LIST */
 	mgw_cfg_string_check check;         /* STRING (optional) */

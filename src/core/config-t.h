@@ -52,8 +52,16 @@ enum mgw_probe_conf { MGW_PROBE_HTTP, MGW_PROBE_TCP };
 
 /* One replica: "servers: [{url, weight}]". */
 struct mgw_server_conf {
-	char *url;                 /* http://HOST:PORT[/prefix] or https://... */
+	char *url;                 /* http://HOST[:PORT][/prefix] or https://...
+	                            * (see util/url.h); the prefix is put in
+	                            * front of the client's request target */
 	uint32_t weight;           /* 1..1000 (1) */
+};
+
+/* One extra request header: "headers: [{name, value}]". */
+struct mgw_header_conf {
+	char *name;                /* a header field name (token) */
+	char *value;               /* visible ASCII, spaces, tabs */
 };
 
 /* Active health check: "health:". */
@@ -65,8 +73,16 @@ struct mgw_health_conf {
 	uint32_t rise;             /* rise: successes to mark up (2) */
 	uint32_t fall;             /* fall: failures to mark down (3) */
 	char *method;              /* method (POST) */
-	char *path;                /* path (the server URL's path or /mcp) */
-	char *body;                /* body (a modern server/discover request) */
+	char *path;                /* path (NULL: the server URL's path prefix
+	                            * followed by "/mcp", i.e. where a client's
+	                            * /mcp request lands) */
+	char *body;                /* body (a modern server/discover request;
+	                            * "" when method is set to anything but
+	                            * POST and body is not given) */
+	struct mgw_header_conf *headers; /* headers: extra probe headers (none);
+	                            * the SEP-2243 headers mirrored from a
+	                            * JSON-RPC body are added by the prober */
+	size_t n_headers;
 	int expect_status;         /* expect_status (200) */
 };
 

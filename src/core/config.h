@@ -28,11 +28,30 @@ void mgw_config_free(struct mgw_config *c);
 int mgw_config_parse_era(const char *s, enum mgw_era_conf *out);
 int mgw_config_parse_state(const char *s, enum mgw_state_conf *out);
 int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out);
+int mgw_config_parse_mode(const char *s, enum mgw_mode_conf *out);
+int mgw_config_parse_balancer(const char *s, enum mgw_balancer_conf *out);
 
 /* The spelling of each enumeration value as accepted by the parsers above
  * (static strings, for logs and summaries). */
 const char *mgw_config_era_name(enum mgw_era_conf v);
 const char *mgw_config_state_name(enum mgw_state_conf v);
 const char *mgw_config_sse_name(enum mgw_sse_conf v);
+const char *mgw_config_mode_name(enum mgw_mode_conf v);
+const char *mgw_config_balancer_name(enum mgw_balancer_conf v);
+
+/* For `mcpgw serve --upstream URL ...` without a file: replaces c->serve's
+ * upstream groups and routes by one group "default" (round_robin, every
+ * other value at its default) holding urls (weight 1 each) and one route
+ * sending every path to it, and sets c->has_serve.  The URLs are checked
+ * as in a file (scheme, host, port).  Other serve values (mode, workers,
+ * retry budget, ...) are kept.  Returns 0, or MGW_EINVAL with "URL:
+ * reason" in err (c unchanged), or MGW_ENOMEM.  Call it before the
+ * snapshot is shared. */
+int mgw_config_serve_urls(struct mgw_config *c, const char *const *urls,
+                          size_t n_urls, char *err, size_t errlen);
+
+/* The built-in default health-check body: a modern server/discover
+ * JSON-RPC request (protocol 2026-07-28, empty client capabilities). */
+extern const char mgw_config_default_probe_body[];
 
 #endif
