@@ -76,6 +76,33 @@ start_backend --era modern
 run inuse "$MCPGW" backend --listen "$B_ADDR"
 assert_eq "backend on an address in use exits 1" 1 "$RC"
 
+# Several listeners in one process: one line each, all serving the same
+# sessions.
+start_backend --listen 127.0.0.1:0 --listen 127.0.0.1:0 --era legacy
+i=0
+while [ "$(grep -c '^listening on ' "$B_OUT")" -lt 2 ] && [ $i -lt 20 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+assert_eq "two listeners print two 'listening on' lines" 2 "$(grep -c '^listening on ' "$B_OUT")"
+SECOND=$(sed -n 2p "$B_OUT" | sed 's/^listening on //')
+assert_ne "the listeners have different addresses" "$B_ADDR" "$SECOND"
+legacy_init "$B_URL" || fail "no session on the first listener"
+legacy "http://$SECOND/mcp" 2 tools/call '{"name":"echo","arguments":{"text":"other door"}}'
+assert_eq "a session opened on one listener works on the other" "other door" "$(tool_text)"
+
+# IPv6 loopback, when this machine has it.
+if timeout 5 node -e 'const s=require("net").createServer();s.on("error",()=>process.exit(1));s.listen(0,"::1",()=>s.close())' 2>/dev/null; then
+	start_backend --listen '[::1]:0' --era modern
+	assert_match "IPv6 listener prints a bracketed address" '^\[::1\]:[0-9]+$' "$B_ADDR"
+	req GET "http://$B_ADDR/healthz" -g
+	assert_code "GET /healthz over IPv6" 200
+	modern "$B_URL" 1 tools/call '{"name":"echo","arguments":{"text":"v6"}}' -g
+	assert_eq "modern echo over IPv6" v6 "$(tool_text)"
+else
+	log "note: no IPv6 loopback on this machine; IPv6 listener not exercised"
+fi
+
 # --- check-config --------------------------------------------------------------------------------
 N=0
 for f in "$TOP_SRCDIR"/conf/*.yaml "$TOP_SRCDIR"/conf/*.yml "$TOP_SRCDIR"/conf/*.json; do

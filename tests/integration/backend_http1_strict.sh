@@ -127,6 +127,34 @@ MID=$(printf 'x%.0s' $(seq 1 2000))
 raw "GET /healthz HTTP/1.1${CRLF}Host: t${CRLF}X-Mid: $MID${CRLF}Connection: close${CRLF}${CRLF}"
 assert_eq "headers under the limit" "200" "$STATUSES"
 
+# --- timeouts: slow or idle clients are let go -----------------------------------------------
+cat >"$T_DIR/timeouts.yaml" <<'EOF2'
+timeouts:
+  header: 1s
+  body: 1s
+  idle: 1s
+EOF2
+start_backend -c "$T_DIR/timeouts.yaml" --era modern
+HOST=${B_ADDR%:*}
+PORT=${B_ADDR##*:}
+# slow DATA: sends DATA and keeps the connection open; sets SLOW_RC (124
+# if the server had not closed it within 6 s) and RAW.
+slow() {
+	exec 3<>"/dev/tcp/$HOST/$PORT" || { fail "cannot connect to $B_ADDR"; return 1; }
+	printf '%s' "$1" >&3 2>/dev/null
+	timeout 6 cat <&3 >"$T_DIR/slow.out" 2>/dev/null
+	SLOW_RC=$?
+	RAW=$(tr -d '\r' <"$T_DIR/slow.out")
+	exec 3<&- 3>&-
+}
+slow "GET /healthz HTTP/1.1${CRLF}Host: t${CRLF}X-Partial: "
+assert_ne "header timeout: an unfinished header block is closed" 124 "$SLOW_RC"
+slow "POST /mcp HTTP/1.1${CRLF}Host: t${CRLF}Content-Type: application/json${CRLF}Content-Length: 100${CRLF}${CRLF}{\"jsonrpc\""
+assert_ne "body timeout: an unfinished body is closed" 124 "$SLOW_RC"
+slow "$HEALTH"
+assert_ne "idle timeout: an idle keep-alive connection is closed" 124 "$SLOW_RC"
+assert_match "idle timeout: the request itself was answered first" '^HTTP/1.1 200' "$RAW"
+
 # The server is still healthy after all of that.
 req GET "http://$B_ADDR/healthz"
 assert_code "healthz after the abuse" 200

@@ -164,6 +164,15 @@ assert_code "unknown session with --lost-session-status 400" 400
 post "$B_URL" '{"jsonrpc":"2.0","id":51,"method":"tools/list","params":{}}'
 assert_code "missing session with --lost-session-status 400" 400
 
+# --- --max-sessions ---------------------------------------------------------------------------
+start_backend --era legacy --max-sessions 2
+legacy_init "$B_URL" && legacy_init "$B_URL" || die "cannot open two sessions under --max-sessions 2"
+KEEP=$SID
+post "$B_URL" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"itest","version":"1"}}}'
+assert_code "initialize beyond --max-sessions" 503
+req DELETE "$B_URL" -H "Mcp-Session-Id: $KEEP" -H "MCP-Protocol-Version: $LEGACY_VERSION"
+legacy_init "$B_URL" && ok "a DELETE frees a session slot"
+
 # --- idle expiry ----------------------------------------------------------------------------
 start_backend --era legacy --session-idle-timeout 1s
 legacy_init "$B_URL" || die "cannot open a session on the expiring backend"

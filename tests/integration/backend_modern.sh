@@ -150,6 +150,23 @@ post "$URL" '{"jsonrpc":"2.0","id":1,"method":"tools/list"'
 assert_code "truncated JSON" 400
 assert_jq "truncated JSON: parse error" '.error.code == -32700'
 
+# A modern notification is accepted with 202 and no body.
+NOTE=$(jq -cn --arg v "$MODERN_VERSION" '{jsonrpc:"2.0",method:"notifications/cancelled",params:{requestId:99,
+	_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":{}}}}')
+post "$URL" "$NOTE" -H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: notifications/cancelled'
+assert_code "modern notification" 202
+assert_eq "202 has no body" "" "$BODY"
+
+# Media types: a non-JSON body type and an Accept without JSON are refused.
+req POST "$URL" -H 'Content-Type: text/plain' -H 'Accept: application/json, text/event-stream' \
+	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/list' \
+	--data-binary "$(modern_body 40 tools/list '{}')"
+assert_code "POST with Content-Type text/plain" 415
+req POST "$URL" -H 'Content-Type: application/json' -H 'Accept: text/html' \
+	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/list' \
+	--data-binary "$(modern_body 41 tools/list '{}')"
+assert_code "POST whose Accept excludes JSON" 406
+
 req GET "$URL" -H 'Accept: text/event-stream'
 assert_code "GET on a modern-only endpoint" 405
 req DELETE "$URL"

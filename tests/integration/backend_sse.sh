@@ -77,6 +77,28 @@ assert_code "sleep(2000) completes" 200
 assert_jq "sleep result is not an error" 'has("result") and (.result.isError // false) == false'
 fg_result
 
+# Cancellation: a client that goes away mid-call is noticed (stats
+# "cancelled"), over HTTP/1.1 and HTTP/2, and the server carries on.
+for proto in --http1.1 --http2-prior-knowledge; do
+	req GET "${SLOW%/mcp}/stats"
+	C0=$(printf '%s' "$BODY" | jq -r '.cancelled')
+	modern "$SLOW" 13 tools/call '{"name":"sleep","arguments":{"ms":30000}}' "$proto" --max-time 1
+	assert_eq "cancel $proto: the client gave up (no answer)" 000 "$CODE"
+	i=0
+	C1=$C0
+	while [ $i -lt 30 ] && [ "$C1" = "$C0" ]; do
+		sleep 0.1
+		req GET "${SLOW%/mcp}/stats"
+		C1=$(printf '%s' "$BODY" | jq -r '.cancelled')
+		i=$((i + 1))
+	done
+	assert_eq "cancel $proto: the server saw the call cancelled" "$((C0 + 1))" "$C1"
+	# inflight counts the /stats request itself
+	assert_eq "cancel $proto: nothing else in flight" 1 "$(printf '%s' "$BODY" | jq -r '.inflight')"
+done
+modern "$SLOW" 14 tools/call '{"name":"echo","arguments":{"text":"after cancel"}}'
+assert_eq "server serves after cancellations" "after cancel" "$(tool_text)"
+
 # --delay-ms: concurrent requests on separate connections all finish.
 start_backend --era modern --delay-ms 500
 DELAYED=$B_URL
