@@ -298,6 +298,42 @@ static int conv_duration(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
 	return 0;
 }
 
+/* A plain decimal: [-]DIGITS[.DIGITS] or [-].DIGITS.  No exponents, hex,
+ * "inf" or "nan", which strtod would take but nobody writes on purpose. */
+static int plain_decimal(const char *s)
+{
+	size_t digits = 0;
+
+	if (*s == '-')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.') {
+		s++;
+		for (; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	}
+	return *s == '\0' && digits > 0;
+}
+
+static int conv_number(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
+                       void *base, const struct mgw_cfg_node *n)
+{
+	double v;
+
+	if (n->kind != MGW_CFG_SCALAR || !n->plain || mgw_cfg_node_is_null(n) ||
+	    strlen(n->text) != n->len || !plain_decimal(n->text))
+		return wrong_type(c, n, "a number");
+	v = strtod(n->text, NULL);
+	if (!(v >= f->dmin && v <= f->dmax))
+		return mgw_cfg_fail(c, n, NULL,
+		                    "out of range: must be between %g and %g",
+		                    f->dmin, f->dmax);
+	assert(f->size == sizeof(double));
+	memcpy((char *)base + f->off, &v, sizeof(v));
+	return 0;
+}
+
 static int conv_enum(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
                      void *base, const struct mgw_cfg_node *n)
 {
@@ -391,6 +427,7 @@ static const convert_fn converters[] = {
 	[MGW_CFG_ENUM] = conv_enum,
 	[MGW_CFG_SECTION] = conv_section,
 	[MGW_CFG_LIST] = conv_list,
+	[MGW_CFG_NUMBER] = conv_number,
 };
 
 /* ---- sections ---- */

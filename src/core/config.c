@@ -17,7 +17,10 @@
 #include "core/cfgtree.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "http/headers.h"
+#include "mcp/era.h"
 #include "util/parse.h"
+#include "util/url.h"
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
 #define KiB 1024LL
@@ -45,6 +48,31 @@ static const struct mgw_cfg_enum sse_modes[] = {
 static const struct mgw_cfg_enum lost_statuses[] = {
 	{"404", 404}, {"400", 400}, {NULL, 0},
 };
+
+static const struct mgw_cfg_enum modes[] = {
+	{"stateless", MGW_MODE_STATELESS}, {"stateful", MGW_MODE_STATEFUL},
+	{"auto", MGW_MODE_AUTO}, {NULL, 0},
+};
+static const struct mgw_cfg_enum balancers[] = {
+	{"round_robin", MGW_BAL_ROUND_ROBIN},
+	{"least_request", MGW_BAL_LEAST_REQUEST},
+	{"random", MGW_BAL_RANDOM}, {"hash", MGW_BAL_HASH}, {NULL, 0},
+};
+static const struct mgw_cfg_enum up_protocols[] = {
+	{"http1", MGW_UP_HTTP1}, {"h2c", MGW_UP_H2C}, {"alpn", MGW_UP_ALPN},
+	{NULL, 0},
+};
+static const struct mgw_cfg_enum probe_types[] = {
+	{"http", MGW_PROBE_HTTP}, {"tcp", MGW_PROBE_TCP}, {NULL, 0},
+};
+
+/* The default active probe: what a modern client sends first.  The
+ * prober mirrors MCP-Protocol-Version and Mcp-Method from it. */
+const char mgw_config_default_probe_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":\"mcpgw-health\","
+	"\"method\":\"server/discover\",\"params\":{\"_meta\":{"
+	"\"io.modelcontextprotocol/protocolVersion\":\"" MGW_MCP_MODERN_VERSION
+	"\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
 
 /* ---- string checks ---- */
 
@@ -101,6 +129,94 @@ static int check_path(const char *s, char *why, size_t whylen)
 	return 0;
 }
 
+/* A route's match.path: "*" (any), an exact path, or a prefix ending
+ * in '*'. */
+static int check_match_path(const char *s, char *why, size_t whylen)
+{
+	char buf[1100];
+	size_t n = strlen(s);
+
+	if (strcmp(s, "*") == 0)
+		return 0;
+	if (n >= sizeof(buf)) {
+		snprintf(why, whylen, "must be at most 1024 bytes");
+		return -1;
+	}
+	memcpy(buf, s, n + 1);
+	if (n > 1 && buf[n - 1] == '*')
+		buf[n - 1] = '\0';
+	if (strchr(buf, '*')) {
+		snprintf(why, whylen, "'*' is only allowed at the end");
+		return -1;
+	}
+	return check_path(buf, why, whylen);
+}
+
+/* A probe target may carry a query ("/healthz?full=1"). */
+static int check_probe_path(const char *s, char *why, size_t whylen)
+{
+	if (s[0] != '/' || strlen(s) > 1024) {
+		snprintf(why, whylen, "must start with '/' (at most 1024 bytes)");
+		return -1;
+	}
+	for (; *s; s++) {
+		if (*s <= 0x20 || *s >= 0x7f || *s == '#') {
+			snprintf(why, whylen,
+			         "must be visible ASCII without '#' or spaces");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Group names appear in routes, logs ("group/host:port") and metrics. */
+static int check_group_name(const char *s, char *why, size_t whylen)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		      ch == '.')) {
+			snprintf(why, whylen,
+			         "must be letters, digits, '-', '_' or '.'");
+			return -1;
+		}
+	}
+	if (n >= 1 && n <= 64)
+		return 0;
+	snprintf(why, whylen, "must be 1 to 64 characters long");
+	return -1;
+}
+
+static int check_token(const char *s, char *why, size_t whylen)
+{
+	if (mgw_header_name_valid(s, strlen(s)) && strlen(s) <= 256)
+		return 0;
+	snprintf(why, whylen, "'%.60s' is not a valid header name / token", s);
+	return -1;
+}
+
+static int check_header_value(const char *s, char *why, size_t whylen)
+{
+	if (mgw_header_value_valid(s, strlen(s)) && strlen(s) <= 8192)
+		return 0;
+	snprintf(why, whylen, "must be visible ASCII, spaces or tabs");
+	return -1;
+}
+
+static int check_url(const char *s, char *why, size_t whylen)
+{
+	struct mgw_url u;
+	char reason[64];
+
+	if (mgw_url_parse(s, &u, reason, sizeof(reason)) == 0)
+		return 0;
+	snprintf(why, whylen, "'%.60s' %.60s", s, reason);
+	return -1;
+}
+
 static int check_redis_url(const char *s, char *why, size_t whylen)
 {
 	if ((strncmp(s, "redis://", 8) == 0 && s[8]) ||
@@ -110,7 +226,7 @@ static int check_redis_url(const char *s, char *why, size_t whylen)
 	return -1;
 }
 
-/* The key file is read when the backend starts; a typo should fail
+/* The key file (and an upstream CA file) is read at startup; a typo should fail
  * check-config rather than the first handle.  O_NONBLOCK: opening a FIFO
  * must not hang the check (it then fails as "not a regular file"). */
 static int check_key_file(const char *s, char *why, size_t whylen)
@@ -259,6 +375,221 @@ static const struct mgw_cfg_section backend_section = {
 	.fields = backend_fields, .nfields = NFIELDS(backend_fields),
 };
 
+/* ---- "mcpgw serve": upstream groups, routes, proxy policy ---- */
+
+static const struct mgw_cfg_field server_fields[] = {
+	{.key = "url", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_server_conf, url), .flags = MGW_CFG_REQUIRED,
+	 .check = check_url},
+	{.key = "weight", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_server_conf, weight), .min = 1, .max = 1000,
+	 .def = "1"},
+};
+static const struct mgw_cfg_section server_section = {
+	.size = sizeof(struct mgw_server_conf),
+	.fields = server_fields, .nfields = NFIELDS(server_fields),
+};
+
+static const struct mgw_cfg_field header_fields[] = {
+	{.key = "name", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_header_conf, name), .flags = MGW_CFG_REQUIRED,
+	 .check = check_token},
+	{.key = "value", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_header_conf, value), .flags = MGW_CFG_REQUIRED,
+	 .check = check_header_value},
+};
+static const struct mgw_cfg_section header_section = {
+	.size = sizeof(struct mgw_header_conf),
+	.fields = header_fields, .nfields = NFIELDS(header_fields),
+};
+
+static int check_health(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                        void *obj);
+
+#define H(member) MGW_CFG_AT(struct mgw_health_conf, member)
+static const struct mgw_cfg_field health_fields[] = {
+	{.key = "enabled", .type = MGW_CFG_BOOL, H(enabled), .def = "true"},
+	{.key = "type", .type = MGW_CFG_ENUM, H(type), .enums = probe_types,
+	 .def = "http"},
+	{.key = "interval", .type = MGW_CFG_DURATION, H(interval),
+	 .dmin = 0.01, .dmax = 3600, .def = "2s"},
+	{.key = "timeout", .type = MGW_CFG_DURATION, H(timeout),
+	 .dmin = 0.001, .dmax = 3600, .def = "1s"},
+	{.key = "rise", .type = MGW_CFG_INT, H(rise), .min = 1, .max = 1000,
+	 .def = "2"},
+	{.key = "fall", .type = MGW_CFG_INT, H(fall), .min = 1, .max = 1000,
+	 .def = "3"},
+	{.key = "method", .type = MGW_CFG_STRING, H(method), .def = "POST",
+	 .check = check_token},
+	{.key = "path", .type = MGW_CFG_STRING, H(path),
+	 .check = check_probe_path},
+	{.key = "body", .type = MGW_CFG_STRING, H(body),
+	 .def = mgw_config_default_probe_body},
+	{.key = "headers", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_health_conf, headers),
+	 .aux = offsetof(struct mgw_health_conf, n_headers),
+	 .sub = &header_section},
+	{.key = "expect_status", .type = MGW_CFG_INT, H(expect_status),
+	 .min = 100, .max = 599, .def = "200"},
+};
+#undef H
+static const struct mgw_cfg_section health_section = {
+	.size = sizeof(struct mgw_health_conf),
+	.fields = health_fields, .nfields = NFIELDS(health_fields),
+	.check = check_health,
+};
+
+static int check_outlier(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                         void *obj);
+
+#define O(member) MGW_CFG_AT(struct mgw_outlier_conf, member)
+static const struct mgw_cfg_field outlier_fields[] = {
+	{.key = "consecutive_connect_failures", .type = MGW_CFG_INT,
+	 O(consecutive_connect_failures), .min = 0, .max = 100000, .def = "3"},
+	{.key = "consecutive_5xx", .type = MGW_CFG_INT, O(consecutive_5xx),
+	 .min = 0, .max = 100000, .def = "5"},
+	{.key = "base_ejection", .type = MGW_CFG_DURATION, O(base_ejection),
+	 .dmin = 0.001, .dmax = 86400, .def = "5s"},
+	{.key = "max_ejection", .type = MGW_CFG_DURATION, O(max_ejection),
+	 .dmin = 0.001, .dmax = 86400, .def = "60s"},
+};
+#undef O
+static const struct mgw_cfg_section outlier_section = {
+	.size = sizeof(struct mgw_outlier_conf),
+	.fields = outlier_fields, .nfields = NFIELDS(outlier_fields),
+	.check = check_outlier,
+};
+
+#define U(member) MGW_CFG_AT(struct mgw_upstream_conf, member)
+/* "tls:" of a group stores into the group itself. */
+static const struct mgw_cfg_field up_tls_fields[] = {
+	{.key = "ca_file", .type = MGW_CFG_STRING, U(tls_ca_file),
+	 .check = check_key_file},
+	{.key = "verify", .type = MGW_CFG_BOOL, U(tls_verify), .def = "true"},
+	{.key = "sni", .type = MGW_CFG_STRING, U(tls_sni),
+	 .check = check_nonempty},
+};
+static const struct mgw_cfg_section up_tls_section = {
+	.size = sizeof(struct mgw_upstream_conf),
+	.fields = up_tls_fields, .nfields = NFIELDS(up_tls_fields),
+};
+
+static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                          void *obj);
+
+static const struct mgw_cfg_field upstream_fields[] = {
+	{.key = "name", .type = MGW_CFG_STRING, U(name),
+	 .flags = MGW_CFG_REQUIRED, .check = check_group_name},
+	{.key = "balancer", .type = MGW_CFG_ENUM, U(balancer),
+	 .enums = balancers, .def = "round_robin"},
+	{.key = "hash_header", .type = MGW_CFG_STRING, U(hash_header),
+	 .check = check_token},
+	{.key = "protocol", .type = MGW_CFG_ENUM, U(protocol),
+	 .enums = up_protocols, .def = "http1"},
+	{.key = "tls", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &up_tls_section},
+	{.key = "max_connections", .type = MGW_CFG_INT, U(max_connections),
+	 .min = 1, .max = 1000000, .def = "256"},
+	{.key = "max_idle", .type = MGW_CFG_INT, U(max_idle),
+	 .min = 0, .max = 1000000, .def = "32"},
+	{.key = "servers", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_upstream_conf, servers),
+	 .aux = offsetof(struct mgw_upstream_conf, n_servers),
+	 .flags = MGW_CFG_REQUIRED, .sub = &server_section},
+	{.key = "health", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_upstream_conf, health),
+	 .sub = &health_section},
+	{.key = "outlier", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_upstream_conf, outlier),
+	 .sub = &outlier_section},
+};
+#undef U
+static const struct mgw_cfg_section upstream_section = {
+	.size = sizeof(struct mgw_upstream_conf),
+	.fields = upstream_fields, .nfields = NFIELDS(upstream_fields),
+	.check = check_upstream,
+};
+
+#define R(member) MGW_CFG_AT(struct mgw_route_conf, member)
+static const struct mgw_cfg_field match_fields[] = {
+	{.key = "path", .type = MGW_CFG_STRING, R(match_path),
+	 .check = check_match_path},
+	{.key = "mcp_method", .type = MGW_CFG_STRING, R(match_mcp_method),
+	 .check = check_nonempty},
+	{.key = "mcp_name", .type = MGW_CFG_STRING, R(match_mcp_name),
+	 .check = check_nonempty},
+};
+static const struct mgw_cfg_section match_section = {
+	.size = sizeof(struct mgw_route_conf),
+	.fields = match_fields, .nfields = NFIELDS(match_fields),
+};
+
+static const struct mgw_cfg_field route_timeout_fields[] = {
+	{.key = "connect", .type = MGW_CFG_DURATION, R(connect_timeout),
+	 .dmin = 0.001, .dmax = 3600, .def = "2s"},
+	{.key = "first_byte", .type = MGW_CFG_DURATION, R(first_byte_timeout),
+	 .dmin = 0.001, .dmax = 86400, .def = "30s"},
+	{.key = "idle", .type = MGW_CFG_DURATION, R(idle_timeout),
+	 .dmin = 0.001, .dmax = 86400, .def = "60s"},
+	{.key = "total", .type = MGW_CFG_DURATION, R(total_timeout),
+	 .dmin = 0, .dmax = 7 * 86400, .def = "0"},
+};
+static const struct mgw_cfg_section route_timeout_section = {
+	.size = sizeof(struct mgw_route_conf),
+	.fields = route_timeout_fields, .nfields = NFIELDS(route_timeout_fields),
+};
+
+static const struct mgw_cfg_field route_fields[] = {
+	{.key = "match", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &match_section},
+	{.key = "upstream", .type = MGW_CFG_STRING, R(upstream),
+	 .flags = MGW_CFG_REQUIRED, .check = check_group_name},
+	{.key = "validate_headers", .type = MGW_CFG_BOOL, R(validate_headers),
+	 .def = "true"},
+	{.key = "retries", .type = MGW_CFG_INT, R(retries), .min = 0,
+	 .max = 10, .def = "2"},
+	{.key = "timeouts", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &route_timeout_section},
+};
+#undef R
+static const struct mgw_cfg_section route_section = {
+	.size = sizeof(struct mgw_route_conf),
+	.fields = route_fields, .nfields = NFIELDS(route_fields),
+};
+
+/* The proxy-wide sections store into mgw_config through nested offsets,
+ * like "timeouts:". */
+#define S(member) MGW_CFG_AT(struct mgw_config, serve.member)
+static const struct mgw_cfg_field retry_budget_fields[] = {
+	{.key = "ratio", .type = MGW_CFG_NUMBER, S(retry_budget_ratio),
+	 .dmin = 0, .dmax = 10, .def = "0.2"},
+	{.key = "min_per_second", .type = MGW_CFG_INT, S(retry_budget_min),
+	 .min = 0, .max = 1000000, .def = "10"},
+};
+static const struct mgw_cfg_section retry_budget_section = {
+	.size = sizeof(struct mgw_config),
+	.fields = retry_budget_fields, .nfields = NFIELDS(retry_budget_fields),
+};
+
+static const struct mgw_cfg_field forwarded_fields[] = {
+	{.key = "trust_client", .type = MGW_CFG_BOOL, S(trust_forwarded),
+	 .def = "false"},
+	{.key = "add", .type = MGW_CFG_BOOL, S(add_forwarded), .def = "true"},
+};
+static const struct mgw_cfg_section forwarded_section = {
+	.size = sizeof(struct mgw_config),
+	.fields = forwarded_fields, .nfields = NFIELDS(forwarded_fields),
+};
+
+static const struct mgw_cfg_field mcp_fields[] = {
+	{.key = "max_json_depth", .type = MGW_CFG_INT, S(max_json_depth),
+	 .min = 1, .max = 1000, .def = "64"},
+};
+static const struct mgw_cfg_section mcp_section = {
+	.size = sizeof(struct mgw_config),
+	.fields = mcp_fields, .nfields = NFIELDS(mcp_fields),
+};
+
 static int check_root(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                       void *obj);
 
@@ -276,7 +607,25 @@ static const struct mgw_cfg_field root_fields[] = {
 	 .off = offsetof(struct mgw_config, backend),
 	 .aux = offsetof(struct mgw_config, has_backend),
 	 .flags = MGW_CFG_PRESENCE, .sub = &backend_section},
+	{.key = "mode", .type = MGW_CFG_ENUM, S(mode), .enums = modes,
+	 .def = "stateless"},
+	{.key = "workers", .type = MGW_CFG_INT, S(workers), .min = 0,
+	 .max = 1024, .def = "0"},
+	{.key = "upstreams", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_config, serve.upstreams),
+	 .aux = offsetof(struct mgw_config, serve.n_upstreams),
+	 .sub = &upstream_section},
+	{.key = "routes", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_config, serve.routes),
+	 .aux = offsetof(struct mgw_config, serve.n_routes),
+	 .sub = &route_section},
+	{.key = "retry_budget", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &retry_budget_section},
+	{.key = "forwarded", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &forwarded_section},
+	{.key = "mcp", .type = MGW_CFG_SECTION, .off = 0, .sub = &mcp_section},
 };
+#undef S
 static const struct mgw_cfg_section root_section = {
 	.size = sizeof(struct mgw_config),
 	.fields = root_fields, .nfields = NFIELDS(root_fields),
@@ -306,12 +655,94 @@ static int same_address(const char *a, const char *b)
 	return pa != 0 && pa == pb && strcmp(ha, hb) == 0;
 }
 
+
+/* A probe body only makes sense with POST (or PUT...): a file that sets
+ * "method: GET" and no body means "no body", not the default POST one. */
+static int check_health(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                        void *obj)
+{
+	struct mgw_health_conf *h = obj;
+	char *empty;
+
+	if (mgw_cfg_scope_value(sc, "body") || strcmp(h->method, "POST") == 0)
+		return 0;
+	empty = strdup("");
+	if (!empty) {
+		mgw_cfg_fail(c, sc->map, NULL, "out of memory");
+		return MGW_ENOMEM;
+	}
+	free(h->body);
+	h->body = empty;
+	return 0;
+}
+
+static int check_outlier(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                         void *obj)
+{
+	const struct mgw_outlier_conf *o = obj;
+	const struct mgw_cfg_node *at = mgw_cfg_scope_value(sc, "max_ejection");
+
+	if (o->max_ejection >= o->base_ejection)
+		return 0;
+	if (at)
+		return mgw_cfg_fail(c, at, "max_ejection",
+		                    "must not be below base_ejection (%gs)",
+		                    o->base_ejection);
+	return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "base_ejection"),
+	                    "base_ejection",
+	                    "must not exceed max_ejection (%gs)", o->max_ejection);
+}
+
+/* https with HTTP/1.1 is HTTP/1.1 over TLS; alpn negotiates h2 or
+ * http/1.1 and therefore needs TLS; h2c is cleartext HTTP/2 by
+ * definition.  A group speaks one protocol, so these hold per server. */
+static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                          void *obj)
+{
+	const struct mgw_upstream_conf *u = obj;
+	const struct mgw_cfg_node *list = mgw_cfg_scope_value(sc, "servers");
+	const struct mgw_cfg_node *proto = mgw_cfg_scope_value(sc, "protocol");
+	char key[64];
+
+	if (u->balancer == MGW_BAL_HASH && !u->hash_header)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "balancer"),
+		                    "balancer", "hash needs hash_header");
+	if (u->n_servers == 0)
+		return mgw_cfg_fail(c, list, "servers",
+		                    "must list at least one server");
+	for (size_t i = 0; i < u->n_servers; i++) {
+		struct mgw_url url;
+		const struct mgw_cfg_node *at = map_value(list->kids[i], "url");
+
+		if (mgw_url_parse(u->servers[i].url, &url, NULL, 0) != 0)
+			continue; /* cannot happen: check_url passed */
+		snprintf(key, sizeof(key), "servers[%zu].url", i);
+		if (url.tls && u->protocol == MGW_UP_H2C)
+			return mgw_cfg_fail(c, proto ? proto : at,
+			                    proto ? "protocol" : key,
+			                    "h2c is cleartext HTTP/2 but servers[%zu] "
+			                    "is https (use alpn for HTTP/2 over TLS)", i);
+		if (!url.tls && u->protocol == MGW_UP_ALPN)
+			return mgw_cfg_fail(c, proto ? proto : at,
+			                    proto ? "protocol" : key,
+			                    "alpn needs https but servers[%zu] is "
+			                    "http (use h2c or http1)", i);
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(u->servers[i].url, u->servers[j].url) != 0)
+				continue;
+			return mgw_cfg_fail(c, at, key, "same URL as servers[%zu]",
+			                    j);
+		}
+	}
+	return 0;
+}
+
 /* Two listeners on one fixed address would fail at bind time, long after
  * check-config said "ok".  Port 0 asks for a fresh port each time. */
-static int check_root(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
-                      void *obj)
+static int check_listeners(struct mgw_cfg_ctx *c,
+                           const struct mgw_cfg_scope *sc,
+                           const struct mgw_config *cfg)
 {
-	const struct mgw_config *cfg = obj;
 	const struct mgw_cfg_node *list = mgw_cfg_scope_value(sc, "listeners");
 	char key[64];
 
@@ -326,6 +757,85 @@ static int check_root(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		}
 	}
 	return 0;
+}
+
+static int find_upstream(const struct mgw_serve_conf *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_upstreams; i++)
+		if (strcmp(s->upstreams[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Without routes: one route, every path, to the first group. */
+static int default_route(struct mgw_serve_conf *s)
+{
+	struct mgw_route_conf *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return MGW_ENOMEM;
+	mgw_cfg_defaults(&route_section, r);
+	r->upstream = strdup(s->upstreams[0].name);
+	if (!r->upstream) {
+		mgw_cfg_release(&route_section, r);
+		free(r);
+		return MGW_ENOMEM;
+	}
+	s->routes = r;
+	s->n_routes = 1;
+	return 0;
+}
+
+static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                       struct mgw_config *cfg)
+{
+	const struct mgw_cfg_node *ups = mgw_cfg_scope_value(sc, "upstreams");
+	const struct mgw_cfg_node *routes = mgw_cfg_scope_value(sc, "routes");
+	struct mgw_serve_conf *s = &cfg->serve;
+	char key[64];
+
+	if (ups && s->n_upstreams == 0)
+		return mgw_cfg_fail(c, ups, "upstreams",
+		                    "must list at least one upstream group");
+	for (size_t i = 1; i < s->n_upstreams; i++) {
+		int j = find_upstream(s, s->upstreams[i].name);
+
+		if ((size_t)j == i)
+			continue;
+		snprintf(key, sizeof(key), "upstreams[%zu].name", i);
+		return mgw_cfg_fail(c, map_value(ups->kids[i], "name"), key,
+		                    "'%s' is already the name of upstreams[%d]",
+		                    s->upstreams[i].name, j);
+	}
+	if (routes && s->n_routes == 0)
+		return mgw_cfg_fail(c, routes, "routes",
+		                    "must list at least one route (leave routes "
+		                    "out to send every request to the first "
+		                    "upstream group)");
+	for (size_t i = 0; i < s->n_routes; i++) {
+		if (find_upstream(s, s->routes[i].upstream) >= 0)
+			continue;
+		snprintf(key, sizeof(key), "routes[%zu].upstream", i);
+		return mgw_cfg_fail(c, map_value(routes->kids[i], "upstream"), key,
+		                    "no upstream group is called '%s'",
+		                    s->routes[i].upstream);
+	}
+	if (!ups)
+		return 0;
+	cfg->has_serve = 1;
+	if (s->n_routes == 0 && default_route(s) != 0) {
+		mgw_cfg_fail(c, ups, NULL, "out of memory");
+		return MGW_ENOMEM;
+	}
+	return 0;
+}
+
+static int check_root(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                      void *obj)
+{
+	int rc = check_listeners(c, sc, obj);
+
+	return rc ? rc : check_serve(c, sc, obj);
 }
 
 /* ---- public API ---- */
@@ -497,4 +1007,119 @@ const char *mgw_config_state_name(enum mgw_state_conf v)
 const char *mgw_config_sse_name(enum mgw_sse_conf v)
 {
 	return mgw_cfg_enum_name(sse_modes, (int)v);
+}
+
+int mgw_config_parse_mode(const char *s, enum mgw_mode_conf *out)
+{
+	int v;
+
+	if (mgw_cfg_enum_lookup(modes, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_mode_conf)v;
+	return 0;
+}
+
+int mgw_config_parse_balancer(const char *s, enum mgw_balancer_conf *out)
+{
+	int v;
+
+	if (mgw_cfg_enum_lookup(balancers, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_balancer_conf)v;
+	return 0;
+}
+
+const char *mgw_config_mode_name(enum mgw_mode_conf v)
+{
+	return mgw_cfg_enum_name(modes, (int)v);
+}
+
+const char *mgw_config_balancer_name(enum mgw_balancer_conf v)
+{
+	return mgw_cfg_enum_name(balancers, (int)v);
+}
+
+/* The list fields of the serve section, to release and rebuild them with
+ * the engine's own bookkeeping. */
+static const struct mgw_cfg_field *root_field(const char *key)
+{
+	for (size_t i = 0; i < NFIELDS(root_fields); i++)
+		if (strcmp(root_fields[i].key, key) == 0)
+			return &root_fields[i];
+	abort(); /* a key of this file's own table */
+}
+
+/* Frees the upstream groups and routes of c (the engine frees a list
+ * field given the struct holding it). */
+static void release_serve_lists(struct mgw_config *c)
+{
+	static const char *const keys[] = {"upstreams", "routes"};
+	struct mgw_cfg_section one = {.size = sizeof(struct mgw_config),
+	                              .nfields = 1};
+
+	for (size_t i = 0; i < 2; i++) {
+		one.fields = root_field(keys[i]);
+		mgw_cfg_release(&one, c);
+	}
+}
+
+int mgw_config_serve_urls(struct mgw_config *c, const char *const *urls,
+                          size_t n_urls, char *err, size_t errlen)
+{
+	struct mgw_serve_conf fresh = {0};
+	struct mgw_upstream_conf *u = NULL;
+	char why[200];
+
+	if (n_urls == 0) {
+		snprintf(err, errlen, "at least one upstream URL is needed");
+		return MGW_EINVAL;
+	}
+	for (size_t i = 0; i < n_urls; i++) {
+		if (check_url(urls[i], why, sizeof(why)) != 0) {
+			snprintf(err, errlen, "%s", why);
+			return MGW_EINVAL;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(urls[i], urls[j]) == 0) {
+				snprintf(err, errlen, "'%.80s' is given twice", urls[i]);
+				return MGW_EINVAL;
+			}
+		}
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		goto nomem;
+	fresh.upstreams = u;
+	fresh.n_upstreams = 1;
+	mgw_cfg_defaults(&upstream_section, u);
+	u->name = strdup("default");
+	u->servers = calloc(n_urls, sizeof(*u->servers));
+	if (!u->name || !u->servers)
+		goto nomem;
+	for (size_t i = 0; i < n_urls; i++) {
+		mgw_cfg_defaults(&server_section, &u->servers[i]);
+		u->n_servers = i + 1;
+		u->servers[i].url = strdup(urls[i]);
+		if (!u->servers[i].url)
+			goto nomem;
+	}
+	if (default_route(&fresh) != 0)
+		goto nomem;
+	release_serve_lists(c);
+	c->serve.upstreams = fresh.upstreams;
+	c->serve.n_upstreams = fresh.n_upstreams;
+	c->serve.routes = fresh.routes;
+	c->serve.n_routes = fresh.n_routes;
+	c->has_serve = 1;
+	return 0;
+nomem:
+	{
+		struct mgw_config tmp;
+
+		memset(&tmp, 0, sizeof(tmp));
+		tmp.serve = fresh;
+		release_serve_lists(&tmp);
+	}
+	snprintf(err, errlen, "out of memory");
+	return MGW_ENOMEM;
 }
