@@ -59,7 +59,7 @@ run_h2load() { # LABEL URL BODYFILE PROTO(h1|h2) HEADERS...
 	h2load "${args[@]}" "$url" >"$work/out" 2>&1 || true
 	local rps ok lat
 	rps=$(awk '/^finished in/ {gsub(",","",$4); print $4}' "$work/out")
-	ok=$(awk '/^requests:/ {print $8}' "$work/out")
+	ok=$(awk '/^status codes:/ {print $3}' "$work/out")
 	lat=$(awk '/^time for request:/ {print $6}' "$work/out")
 	printf '| %s | %s | %s | %s | %s |\n' "$label" "$proto" "$rps" "$ok" "$lat"
 	echo "$rps" >"$work/rps-$(echo "$label-$proto" | tr ' /' '__')"
@@ -78,7 +78,7 @@ mkdir -p "$top/bench/results"
 	echo
 	echo "h2load -n $N -c $C (h2: -m $M); tools/call echo; 127.0.0.1"
 	echo
-	echo "| server | proto | req/s | succeeded | mean latency |"
+	echo "| server | proto | req/s | 2xx responses | mean latency |"
 	echo "|---|---|---|---|---|"
 	run_h2load "server-everything legacy" "http://127.0.0.1:$ep/mcp" "$work/legacy-everything.json" h1 "Mcp-Session-Id: $ls_every" "MCP-Protocol-Version: 2025-11-25"
 	run_h2load "mcpgw backend legacy" "http://127.0.0.1:$lp/mcp" "$work/legacy-mcpgw.json" h1 "Mcp-Session-Id: $ls_mcpgw" "MCP-Protocol-Version: 2025-11-25"
