@@ -1,0 +1,748 @@
+/* client_h1.c - HTTP/1.1 to upstreams: request serialization and strict
+ * response parsing on http-parser.
+ *
+ * A gateway that parses upstream responses leniently can be made to split
+ * one response into two, poisoning the next request on a pooled
+ * connection.  So responses are held to the same rules as requests on the
+ * server side: the raw head is scanned first (obs-fold, bare CR or LF and
+ * control bytes are refused), field names and values are re-validated
+ * once assembled, Content-Length with Transfer-Encoding, duplicate
+ * Content-Length and any transfer coding but "chunked" are refused, and
+ * head size and field count are limited.  A connection is only pooled
+ * again when its response was read completely, allowed persistence, the
+ * request was fully written and nothing followed the response.
+ *
+ * Chunked bodies are decoded here rather than by http-parser, whose
+ * non-strict build accepts any two bytes where a chunk's CRLF belongs (so
+ * "2\r\nokXX0\r\n\r\n" would pass); the decoder below insists on exact
+ * CRLFs, bounded hex sizes and clean trailer lines.
+ *
+ * Streaming.  Body bytes go to on_data as they come off the socket, from
+ * the parser callback or the chunk decoder.  Pausing stops parsing (the
+ * rest stays in the bufferevent's input) and stops reading. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/client_conn.h"
+#include "http/headers.h"
+
+/* Status line and line-end overhead allowed on top of the header limits
+ * before the raw scanner gives up on a response head. */
+#define HEAD_SLACK 8192
+
+static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
+                                              "OPTIONS", "TRACE", "CONNECT"};
+
+static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
+                      size_t n)
+{
+	if (*len + n + 1 > *cap) {
+		size_t ncap = *cap ? *cap : 64;
+		while (ncap < *len + n + 1)
+			ncap *= 2;
+		char *nb = realloc(*buf, ncap);
+		if (!nb)
+			return MGW_ENOMEM;
+		*buf = nb;
+		*cap = ncap;
+	}
+	memcpy(*buf + *len, p, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+	return 0;
+}
+
+static void scan_reset(struct mgw_client_conn *c)
+{
+	c->sc_in_head = 1;
+	c->sc_cr = 0;
+	c->sc_lf = 1;
+	c->sc_any = 0;
+	c->sc_bytes = 0;
+}
+
+/* Checks raw head bytes and finds where the head ends: *feed is how many
+ * of len belong to it.  Returns 0 or MGW_EPROTO / MGW_ELIMIT. */
+static int scan_head(struct mgw_client_conn *c, const unsigned char *p,
+                     size_t len, size_t *feed)
+{
+	const struct mgw_client_limits *lim = &c->o->cl->lim;
+	size_t cap = lim->max_header_bytes + 4 * lim->max_headers + HEAD_SLACK;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = p[i];
+
+		if (++c->sc_bytes > cap)
+			return MGW_ELIMIT;
+		if (c->sc_cr) {
+			if (ch != '\n')
+				return MGW_EPROTO; /* bare CR */
+			c->sc_cr = 0;
+			if (c->sc_lf && c->sc_any) {
+				c->sc_in_head = 0;
+				*feed = i + 1;
+				return 0;
+			}
+			if (!c->sc_any)
+				return MGW_EPROTO; /* empty line before the status */
+			c->sc_lf = 1;
+			continue;
+		}
+		if (ch == '\r') {
+			c->sc_cr = 1;
+			continue;
+		}
+		if (ch == '\n')
+			return MGW_EPROTO; /* bare LF */
+		if (c->sc_lf) {
+			if (ch == ' ' || ch == '\t')
+				return MGW_EPROTO; /* obs-fold */
+			c->sc_lf = 0;
+			c->sc_any = 1;
+		}
+		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+			return MGW_EPROTO;
+	}
+	*feed = len;
+	return 0;
+}
+
+static struct mgw_client_conn *pconn(http_parser *p) { return p->data; }
+
+static int perr(struct mgw_client_conn *c, int err, const char *msg)
+{
+	if (!c->hp_err) {
+		c->hp_err = err;
+		c->hp_msg = msg;
+	}
+	return -1;
+}
+
+/* Stops the parser after a callback when the request was cancelled or
+ * paused meanwhile. */
+static void check_stop(struct mgw_client_conn *c)
+{
+	struct mgw_client_req *r = c->req;
+
+	if (!r || r->state == MGW_CRQ_DONE || r->paused)
+		http_parser_pause(&c->hp, 1);
+}
+
+static int on_message_begin(http_parser *p)
+{
+	struct mgw_client_conn *c = pconn(p);
+	struct mgw_client_req *r = c->req;
+
+	mgw_headers_deinit(&r->resp);
+	r->resp_bytes = 0;
+	c->hname_len = c->hval_len = 0;
+	c->hp_last_value = 0;
+	c->in_body = 0;
+	return 0;
+}
+
+static int commit_header(struct mgw_client_conn *c)
+{
+	const struct mgw_client_limits *lim = &c->o->cl->lim;
+	struct mgw_client_req *r = c->req;
+	size_t vl = c->hval_len;
+	const char *v = c->hval ? c->hval : "";
+
+	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+		vl--;
+	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
+	    !mgw_header_value_valid(v, vl))
+		return perr(c, MGW_EPROTO, "invalid response header field");
+	if (!c->in_body) {
+		if (r->resp.n + 1 > lim->max_headers)
+			return perr(c, MGW_ELIMIT, "too many response header fields");
+		if (mgw_headers_add(&r->resp, c->hname, c->hname_len, v, vl) != 0)
+			return perr(c, MGW_ENOMEM, "no memory for response headers");
+	}
+	/* trailer fields are validated and dropped */
+	c->hname_len = c->hval_len = 0;
+	c->hp_last_value = 0;
+	return 0;
+}
+
+static int count_bytes(struct mgw_client_conn *c, size_t n)
+{
+	struct mgw_client_req *r = c->req;
+
+	r->resp_bytes += n;
+	if (r->resp_bytes > c->o->cl->lim.max_header_bytes)
+		return perr(c, MGW_ELIMIT, "response header too large");
+	return 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_client_conn *c = pconn(p);
+
+	if (c->hp_last_value && commit_header(c))
+		return -1;
+	if (count_bytes(c, len))
+		return -1;
+	if (buf_append(&c->hname, &c->hname_len, &c->hname_cap, at, len))
+		return perr(c, MGW_ENOMEM, "no memory for response headers");
+	return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_client_conn *c = pconn(p);
+
+	c->hp_last_value = 1;
+	if (count_bytes(c, len))
+		return -1;
+	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+		return perr(c, MGW_ENOMEM, "no memory for response headers");
+	return 0;
+}
+
+static int connection_listed(const struct mgw_headers *h, const char *name)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (strcasecmp(h->v[i].name, "connection") == 0 &&
+		    mgw_header_list_has(h->v[i].value, name))
+			return 1;
+	return 0;
+}
+
+/* Framing fields as a whole: one Content-Length at most, never with
+ * Transfer-Encoding, and "chunked" as the only transfer coding. */
+static int check_framing(struct mgw_client_conn *c)
+{
+	const struct mgw_headers *h = &c->req->resp;
+	size_t ncl = mgw_headers_count(h, "content-length");
+	size_t nte = mgw_headers_count(h, "transfer-encoding");
+
+	if (ncl > 1)
+		return perr(c, MGW_EPROTO, "duplicate Content-Length in response");
+	if (nte && ncl)
+		return perr(c, MGW_EPROTO,
+		            "response has both Content-Length and Transfer-Encoding");
+	if (nte > 1 ||
+	    (nte && strcasecmp(mgw_headers_get(h, "transfer-encoding"), "chunked")))
+		return perr(c, MGW_EPROTO, "unsupported response Transfer-Encoding");
+	return 0;
+}
+
+/* Replaces the collected head by its end-to-end fields. */
+static int strip_hop_by_hop(struct mgw_client_req *r)
+{
+	struct mgw_headers keep;
+
+	mgw_headers_init(&keep);
+	for (size_t i = 0; i < r->resp.n; i++) {
+		const struct mgw_header *f = &r->resp.v[i];
+		if (mgw_header_is_hop_by_hop(f->name) ||
+		    connection_listed(&r->resp, f->name))
+			continue;
+		if (mgw_headers_add(&keep, f->name, f->name_len, f->value,
+		                    f->value_len) != 0) {
+			mgw_headers_deinit(&keep);
+			return MGW_ENOMEM;
+		}
+	}
+	mgw_headers_deinit(&r->resp);
+	r->resp = keep;
+	return 0;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+	struct mgw_client_conn *c = pconn(p);
+	struct mgw_client_req *r = c->req;
+	int status = (int)p->status_code;
+	int skip;
+
+	if (c->in_body)
+		return 0; /* end of trailers */
+	if (c->hp_last_value && commit_header(c))
+		return -1;
+	if (p->http_major != 1)
+		return perr(c, MGW_EPROTO, "response is not HTTP/1.x");
+	if (status == 101)
+		return perr(c, MGW_EPROTO, "unexpected 101 Switching Protocols");
+	if (status >= 100 && status < 200) {
+		/* interim response: dropped, the final one follows */
+		c->interim = 1;
+		mgw_headers_deinit(&r->resp);
+		r->resp_bytes = 0;
+		return 1;
+	}
+	if (check_framing(c))
+		return -1;
+	if (strip_hop_by_hop(r) != 0)
+		return perr(c, MGW_ENOMEM, "no memory for response headers");
+	skip = r->is_head || status == 204 || status == 304;
+	c->in_body = 1;
+	r->status = status;
+	if (!skip && (p->flags & F_CHUNKED)) {
+		/* http-parser ends the message here; our decoder takes over */
+		c->chunk_mode = 1;
+		c->ck_state = 0;
+		c->ck_left = 0;
+		c->ck_digits = 0;
+		c->ck_line = 0;
+		c->ck_trailer_bytes = 0;
+		skip = 1;
+	}
+	mgw_creq_head(r);
+	check_stop(c);
+	return skip;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len)
+{
+	struct mgw_client_conn *c = pconn(p);
+
+	mgw_creq_data(c->req, (const unsigned char *)at, len);
+	check_stop(c);
+	return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+	struct mgw_client_conn *c = pconn(p);
+
+	if (c->interim) {
+		c->interim = 0;
+		scan_reset(c);
+		return 0;
+	}
+	if (c->chunk_mode) {
+		/* the head is done; the chunked body follows, decoded by us */
+		c->keep_alive = http_should_keep_alive(p) ? 1 : 0;
+		http_parser_pause(p, 1);
+		return 0;
+	}
+	c->msg_done = 1;
+	c->keep_alive = http_should_keep_alive(p) ? 1 : 0;
+	http_parser_pause(p, 1);
+	return 0;
+}
+
+/* Chunked decoder states. */
+enum {
+	CK_SIZE = 0,   /* hex digits */
+	CK_EXT,        /* chunk extension up to CR */
+	CK_SIZE_LF,    /* LF after the size line */
+	CK_DATA,
+	CK_DATA_CR,
+	CK_DATA_LF,
+	CK_TRAILER,    /* start of a trailer line (or the final CRLF) */
+	CK_TRAILER_LINE,
+	CK_TRAILER_LF,
+	CK_END_LF,     /* LF of the final empty line */
+};
+
+static int hexval(unsigned char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Decodes chunked body bytes from p, delivering data to r.  Sets *used to
+ * the bytes consumed; stops early when the request is paused or cancelled
+ * by a callback, or when the body ended (c->msg_done).  Returns 0 or an
+ * error with c->hp_msg set. */
+static int chunk_feed(struct mgw_client_conn *c, const unsigned char *p,
+                      size_t len, size_t *used)
+{
+	const struct mgw_client_limits *lim = &c->o->cl->lim;
+	struct mgw_client_req *r = c->req;
+	size_t i = 0;
+
+	*used = 0;
+	while (i < len && !c->msg_done) {
+		unsigned char ch = p[i];
+		int h;
+
+		switch (c->ck_state) {
+		case CK_SIZE:
+			h = hexval(ch);
+			if (h >= 0) {
+				if (++c->ck_digits > 15)
+					goto bad_size;
+				c->ck_left = c->ck_left * 16 + (uint64_t)h;
+				i++;
+				break;
+			}
+			if (c->ck_digits == 0)
+				goto bad_size;
+			if (ch == ';' || ch == ' ' || ch == '\t') {
+				c->ck_state = CK_EXT;
+				c->ck_line = 0;
+				i++;
+				break;
+			}
+			if (ch != '\r')
+				goto bad_size;
+			c->ck_state = CK_SIZE_LF;
+			i++;
+			break;
+		case CK_EXT:
+			i++;
+			if (ch == '\r') {
+				c->ck_state = CK_SIZE_LF;
+				break;
+			}
+			if ((ch < 0x20 && ch != '\t') || ch == 0x7f ||
+			    ++c->ck_line > 4096)
+				goto bad_size;
+			break;
+		case CK_SIZE_LF:
+			if (ch != '\n')
+				goto bad_size;
+			i++;
+			c->ck_digits = 0;
+			c->ck_state = c->ck_left ? CK_DATA : CK_TRAILER;
+			break;
+		case CK_DATA: {
+			size_t n = len - i;
+			if (n > c->ck_left)
+				n = (size_t)c->ck_left;
+			c->ck_left -= n;
+			if (!c->ck_left)
+				c->ck_state = CK_DATA_CR;
+			mgw_creq_data(r, p + i, n);
+			i += n;
+			if (r->state == MGW_CRQ_DONE || r->paused) {
+				*used = i;
+				return 0;
+			}
+			break;
+		}
+		case CK_DATA_CR:
+			if (ch != '\r')
+				goto bad_data;
+			c->ck_state = CK_DATA_LF;
+			i++;
+			break;
+		case CK_DATA_LF:
+			if (ch != '\n')
+				goto bad_data;
+			c->ck_state = CK_SIZE;
+			i++;
+			break;
+		case CK_TRAILER:
+			if (ch == '\r') {
+				c->ck_state = CK_END_LF;
+				i++;
+				break;
+			}
+			if (ch == ' ' || ch == '\t')
+				goto bad_trailer; /* obs-fold */
+			c->ck_state = CK_TRAILER_LINE;
+			break;
+		case CK_TRAILER_LINE:
+			i++;
+			if (ch == '\r') {
+				c->ck_state = CK_TRAILER_LF;
+				break;
+			}
+			if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
+				goto bad_trailer;
+			if (++c->ck_trailer_bytes > lim->max_header_bytes) {
+				c->hp_msg = "response trailers too large";
+				return MGW_ELIMIT;
+			}
+			break;
+		case CK_TRAILER_LF:
+			if (ch != '\n')
+				goto bad_trailer;
+			c->ck_state = CK_TRAILER; /* trailer fields are dropped */
+			i++;
+			break;
+		case CK_END_LF:
+			if (ch != '\n')
+				goto bad_trailer;
+			i++;
+			c->msg_done = 1;
+			break;
+		}
+	}
+	*used = i;
+	return 0;
+bad_size:
+	c->hp_msg = "invalid chunk size line in response";
+	return MGW_EPROTO;
+bad_data:
+	c->hp_msg = "chunk data not followed by CRLF in response";
+	return MGW_EPROTO;
+bad_trailer:
+	c->hp_msg = "invalid trailer section in response";
+	return MGW_EPROTO;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+static void free_ref(const void *data, size_t len, void *extra)
+{
+	(void)len;
+	(void)extra;
+	free((void *)data);
+}
+
+static int needs_length(const struct mgw_client_req *r)
+{
+	if (r->body_len)
+		return 1;
+	for (size_t i = 0; i < sizeof(no_body_methods) / sizeof(no_body_methods[0]);
+	     i++)
+		if (strcmp(r->method, no_body_methods[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/* Writes the request head and body into the output in two pieces: the head
+ * is assembled in one allocation so the connection sees it as one write. */
+void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	char clbuf[48] = "";
+	size_t n, off = 0;
+	char *head;
+
+	if (needs_length(r))
+		snprintf(clbuf, sizeof(clbuf), "Content-Length: %zu\r\n", r->body_len);
+	n = strlen(r->method) + 1 + strlen(r->target) + 11 + 6 +
+	    strlen(r->authority) + 2 + strlen(clbuf) + 2;
+	for (size_t i = 0; i < r->hdr.n; i++)
+		n += r->hdr.v[i].name_len + 2 + r->hdr.v[i].value_len + 2;
+	head = malloc(n + 1);
+	if (!head) {
+		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
+		                    "no memory for the request", 0);
+		c->closing = 1;
+		mgw_cconn_schedule(c);
+		return;
+	}
+#define PUT(s, l)                                                       \
+	do {                                                            \
+		memcpy(head + off, (s), (l));                           \
+		off += (l);                                             \
+	} while (0)
+	PUT(r->method, strlen(r->method));
+	PUT(" ", 1);
+	PUT(r->target, strlen(r->target));
+	PUT(" HTTP/1.1\r\nHost: ", 17);
+	PUT(r->authority, strlen(r->authority));
+	PUT("\r\n", 2);
+	for (size_t i = 0; i < r->hdr.n; i++) {
+		const struct mgw_header *f = &r->hdr.v[i];
+		PUT(f->name, f->name_len);
+		PUT(": ", 2);
+		PUT(f->value, f->value_len);
+		PUT("\r\n", 2);
+	}
+	PUT(clbuf, strlen(clbuf));
+	PUT("\r\n", 2);
+#undef PUT
+	/* the allocation is handed to the evbuffer, freed when written */
+	if (evbuffer_add_reference(out, head, off, free_ref, NULL) != 0 ||
+	    (r->body_len && evbuffer_add(out, r->body, r->body_len) != 0)) {
+		free(head);
+		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
+		                    "no memory for the request", 0);
+		c->closing = 1;
+		mgw_cconn_schedule(c);
+		return;
+	}
+	mgw_cconn_mark_end(c, r);
+
+	http_parser_init(&c->hp, HTTP_RESPONSE);
+	c->hp.data = c;
+	scan_reset(c);
+	c->msg_done = 0;
+	c->keep_alive = 0;
+	c->interim = 0;
+	c->in_body = 0;
+	c->chunk_mode = 0;
+	c->hp_err = 0;
+	c->hp_msg = NULL;
+	if (c->read_off && !r->paused && !c->peer_eof) {
+		c->read_off = 0;
+		bufferevent_enable(c->bev, EV_READ);
+	}
+	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
+		mgw_cconn_schedule(c); /* early bytes: parse them from the loop */
+}
+
+/* Response complete: report it, then pool or close the connection. */
+static void finish(struct mgw_client_conn *c)
+{
+	struct mgw_client_req *r = c->req;
+	int reuse = c->keep_alive && r->sent_all && !c->peer_eof &&
+	            evbuffer_get_length(bufferevent_get_input(c->bev)) == 0;
+
+	c->req = NULL;
+	c->msg_done = 0;
+	mgw_creq_end(r);
+	mgw_creq_free(r);
+	if (reuse)
+		mgw_cconn_idle(c);
+	else
+		mgw_cconn_close(c);
+}
+
+static void proto_fail(struct mgw_client_conn *c, int err, const char *msg)
+{
+	struct mgw_log_ctx ctx;
+
+	mgw_cconn_logctx(c, -1, &ctx);
+	mgw_info(&ctx, "upstream %s: bad HTTP/1 response: %s", c->o->name, msg);
+	mgw_cconn_set_error(c, err == MGW_ENOMEM ? MGW_ENOMEM : MGW_EPROTO,
+	                    MGW_CLIENT_E_PROTO, msg, 0);
+	mgw_cconn_close(c);
+}
+
+void mgw_ch1_process(struct mgw_client_conn *c)
+{
+	struct mgw_client_req *r = c->req;
+	struct evbuffer *in = bufferevent_get_input(c->bev);
+	int guard = 1 << 20;
+
+	if (!r || r->state == MGW_CRQ_DONE)
+		return; /* cancelled: the work callback closes */
+	if (r->paused) {
+		if (!c->read_off) {
+			c->read_off = 1;
+			bufferevent_disable(c->bev, EV_READ);
+		}
+		return;
+	}
+	if (c->read_off && !c->peer_eof) {
+		c->read_off = 0;
+		bufferevent_enable(c->bev, EV_READ);
+	}
+	if (evbuffer_get_length(in) > 0)
+		mgw_creq_activity(r);
+	while (evbuffer_get_length(in) > 0 && guard--) {
+		struct evbuffer_iovec v;
+		size_t feed, n;
+		enum http_errno he;
+
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		if (c->chunk_mode) {
+			int rv = chunk_feed(c, v.iov_base, v.iov_len, &n);
+			evbuffer_drain(in, n);
+			if (rv) {
+				proto_fail(c, rv, c->hp_msg);
+				return;
+			}
+			if (c->msg_done) {
+				finish(c);
+				return;
+			}
+			if (r->state == MGW_CRQ_DONE)
+				return; /* cancelled inside a callback */
+			if (r->paused) {
+				c->read_off = 1;
+				bufferevent_disable(c->bev, EV_READ);
+				return;
+			}
+			continue;
+		}
+		feed = v.iov_len;
+		if (c->sc_in_head) {
+			int rv = scan_head(c, v.iov_base, v.iov_len, &feed);
+			if (rv == MGW_ELIMIT) {
+				proto_fail(c, rv, "response header too large");
+				return;
+			}
+			if (rv) {
+				proto_fail(c, rv, "malformed response head (bare CR/LF, "
+				                  "obs-fold or control byte)");
+				return;
+			}
+		}
+		n = http_parser_execute(&c->hp, &settings, v.iov_base, feed);
+		evbuffer_drain(in, n);
+		he = HTTP_PARSER_ERRNO(&c->hp);
+		if (c->hp_err) {
+			proto_fail(c, c->hp_err, c->hp_msg);
+			return;
+		}
+		if (he != HPE_OK && he != HPE_PAUSED) {
+			proto_fail(c, MGW_EPROTO, http_errno_description(he));
+			return;
+		}
+		if (c->msg_done) {
+			finish(c);
+			return;
+		}
+		if (r->state == MGW_CRQ_DONE)
+			return; /* cancelled inside a callback */
+		if (r->paused) {
+			c->read_off = 1;
+			bufferevent_disable(c->bev, EV_READ);
+			return;
+		}
+		if (he == HPE_PAUSED)
+			http_parser_pause(&c->hp, 0);
+		else if (n < feed) {
+			proto_fail(c, MGW_EPROTO, "response parser stopped");
+			return;
+		}
+	}
+	if (!c->peer_eof)
+		return;
+	/* everything before the close has been parsed */
+	if (!c->eof_err && !c->chunk_mode) {
+		http_parser_execute(&c->hp, &settings, NULL, 0);
+		if (c->msg_done) {
+			finish(c); /* body delimited by the close */
+			return;
+		}
+	}
+	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
+	                    c->eof_msg ? c->eof_msg
+	                               : "upstream closed the connection",
+	                    0);
+	mgw_cconn_close(c);
+}
+
+void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
+{
+	c->peer_eof = 1;
+	c->eof_err = err ? 1 : 0;
+	c->eof_msg = msg;
+	if (!c->req || c->req->state == MGW_CRQ_DONE) {
+		mgw_cconn_close(c);
+		return;
+	}
+	mgw_ch1_process(c);
+}
+
+void mgw_ch1_deinit(struct mgw_client_conn *c)
+{
+	free(c->hname);
+	free(c->hval);
+	c->hname = c->hval = NULL;
+	c->hname_len = c->hval_len = c->hname_cap = c->hval_cap = 0;
+}
