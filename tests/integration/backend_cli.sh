@@ -164,11 +164,22 @@ PID=$B_PID
 bg_post inflight "$URL" "$(modern_body 1 tools/call '{"name":"sleep","arguments":{"ms":1500}}')" \
 	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: sleep'
 INFLIGHT=$BG_PID
-sleep 0.4 # let the request arrive (not a timing assertion)
+wait_inflight "http://$ADDR" 1 || fail "the sleep request did not reach the server"
 kill -TERM "$PID"
-sleep 0.2
-req GET "http://$ADDR/healthz" --max-time 3
+# The listener closes once the signal is handled; poll (bounded) for that.
+i=0
+CODE=200
+while [ "$CODE" != 000 ] && [ $i -lt 10 ]; do
+	req GET "http://$ADDR/healthz" --max-time 1
+	[ "$CODE" = 000 ] || sleep 0.1
+	i=$((i + 1))
+done
 assert_eq "after SIGTERM new connections are not served" 000 "$CODE"
+if [ -s "$T_DIR/inflight.code" ]; then
+	fail "the in-flight request had already ended, so the refusal proves nothing"
+else
+	ok "new connections were refused while the in-flight request was still running"
+fi
 wait_pid "$INFLIGHT" 8
 bg_result inflight
 assert_code "the in-flight sleep(1500) completes after SIGTERM" 200

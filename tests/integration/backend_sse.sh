@@ -61,7 +61,7 @@ HDRS=(-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call')
 bg_post sleeper "$SLOW" "$(modern_body 10 tools/call '{"name":"sleep","arguments":{"ms":2000}}')" \
 	"${HDRS[@]}" -H 'Mcp-Name: sleep'
 SLEEP_PID=$BG_PID
-sleep 0.3 # let the sleep request reach the server first (not a timing assertion)
+wait_inflight "${SLOW%/mcp}" 1 || fail "the sleep request did not reach the server"
 modern "$SLOW" 11 tools/call '{"name":"echo","arguments":{"text":"fast"}}'
 assert_eq "fast request answered while sleep(2000) is in flight" fast "$(tool_text)"
 if [ -s "$T_DIR/order" ]; then
@@ -124,7 +124,7 @@ fg_result
 bg_post slow2 "$DELAYED" "$(modern_body 20 tools/call '{"name":"sleep","arguments":{"ms":1500}}')" \
 	"${HDRS[@]}" -H 'Mcp-Name: sleep'
 P1=$BG_PID
-sleep 0.2
+wait_inflight "${DELAYED%/mcp}" 1 || fail "the sleep request did not reach the delayed server"
 bg_post fast2 "$DELAYED" "$(modern_body 21 tools/call '{"name":"echo","arguments":{"text":"f"}}')" \
 	"${HDRS[@]}" -H 'Mcp-Name: echo'
 P2=$BG_PID

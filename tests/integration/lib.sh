@@ -522,3 +522,18 @@ fg_result() {
 	HDR=$T_DIR/last.hdr
 	BODYF=$T_DIR/last.body
 }
+
+# wait_inflight BASE_URL N: polls GET BASE_URL/stats (5 s at most) until
+# N requests besides the stats request itself are in flight, so a test
+# knows a background request has reached the server.  Returns 1 on timeout.
+wait_inflight() {
+	local base=$1 n=$2 i=0 got out
+	while [ $i -lt 50 ]; do
+		out=$(curl -sS --max-time 2 "$base/stats" 2>/dev/null)
+		got=$(printf '%s' "$out" | jq -r '.inflight // 0' 2>/dev/null)
+		[ -n "$got" ] && [ "$got" -ge $((n + 1)) ] 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
