@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <event2/bufferevent_ssl.h>
+#include <nghttp2/nghttp2.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -27,8 +28,15 @@
 
 /* ---- scripted upstream ---- */
 
+static void h2up_read(struct up_conn *uc);
+static void h2up_conn_init(struct up_conn *uc);
+
 static void uc_free(struct up_conn *uc)
 {
+	if (uc->ng) {
+		nghttp2_session_del(uc->ng);
+		uc->ng = NULL;
+	}
 	if (uc->bev) {
 		bufferevent_free(uc->bev);
 		uc->bev = NULL;
@@ -40,6 +48,10 @@ static void on_up_read(struct bufferevent *bev, void *arg)
 	struct up_conn *uc = arg;
 	struct up *u = uc->u;
 
+	if (u->h2) {
+		h2up_read(uc);
+		return;
+	}
 	evbuffer_add_buffer(uc->rx, bufferevent_get_input(bev));
 	if (u->read_limit && evbuffer_get_length(uc->rx) >= u->read_limit) {
 		up_close(uc);
@@ -55,7 +67,9 @@ static void on_up_write(struct bufferevent *bev, void *arg)
 {
 	struct up_conn *uc = arg;
 
-	if (uc->close_when_flushed &&
+	if (uc->ng)
+		h2up_flush(uc);
+	if (uc->bev && uc->close_when_flushed &&
 	    evbuffer_get_length(bufferevent_get_output(bev)) == 0)
 		up_close(uc);
 }
@@ -99,6 +113,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd,
 	bufferevent_setcb(uc->bev, on_up_read, on_up_write, on_up_event, uc);
 	bufferevent_enable(uc->bev, EV_READ | EV_WRITE);
 	u->c[u->naccepted++] = uc;
+	if (u->h2)
+		h2up_conn_init(uc);
 }
 
 void up_start(struct up *u, struct event_base *base, SSL_CTX *tls)
@@ -127,6 +143,12 @@ void up_start(struct up *u, struct event_base *base, SSL_CTX *tls)
 
 void up_stop(struct up *u)
 {
+	for (int i = 0; i < u->ns; i++) {
+		mgw_headers_deinit(&u->s[i]->h);
+		evbuffer_free(u->s[i]->body);
+		evbuffer_free(u->s[i]->out);
+		free(u->s[i]);
+	}
 	for (int i = 0; i < u->naccepted; i++) {
 		uc_free(u->c[i]);
 		evbuffer_free(u->c[i]->rx);
@@ -213,6 +235,279 @@ char *up_rx_str(struct up_conn *uc, size_t off, size_t len)
 	return s;
 }
 
+/* ---- HTTP/2 upstream ---- */
+
+static ssize_t h2_send(nghttp2_session *ng, const uint8_t *data, size_t len,
+                       int flags, void *arg)
+{
+	struct up_conn *uc = arg;
+
+	(void)ng;
+	(void)flags;
+	if (!uc->bev)
+		return NGHTTP2_ERR_CALLBACK_FAILURE;
+	if (evbuffer_get_length(bufferevent_get_output(uc->bev)) > 256 * 1024)
+		return NGHTTP2_ERR_WOULDBLOCK;
+	bufferevent_write(uc->bev, data, len);
+	return (ssize_t)len;
+}
+
+static int h2_begin_headers(nghttp2_session *ng, const nghttp2_frame *fr,
+                            void *arg)
+{
+	struct up_conn *uc = arg;
+	struct up *u = uc->u;
+	struct h2s *s;
+
+	if (fr->hd.type != NGHTTP2_HEADERS ||
+	    fr->headers.cat != NGHTTP2_HCAT_REQUEST)
+		return 0;
+	assert_true(u->ns < H2UP_MAX_STREAMS);
+	s = calloc(1, sizeof(*s));
+	assert_non_null(s);
+	s->uc = uc;
+	s->id = fr->hd.stream_id;
+	mgw_headers_init(&s->h);
+	s->body = evbuffer_new();
+	s->out = evbuffer_new();
+	u->s[u->ns++] = s;
+	nghttp2_session_set_stream_user_data(ng, s->id, s);
+	return 0;
+}
+
+static void cpy(char *dst, size_t cap, const uint8_t *v, size_t n)
+{
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, v, n);
+	dst[n] = 0;
+}
+
+static int h2_header(nghttp2_session *ng, const nghttp2_frame *fr,
+                     const uint8_t *name, size_t nl, const uint8_t *value,
+                     size_t vl, uint8_t flags, void *arg)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(ng, fr->hd.stream_id);
+
+	(void)flags;
+	(void)arg;
+	if (!s)
+		return 0;
+	if (nl == 7 && memcmp(name, ":method", 7) == 0)
+		cpy(s->method, sizeof(s->method), value, vl);
+	else if (nl == 5 && memcmp(name, ":path", 5) == 0)
+		cpy(s->path, sizeof(s->path), value, vl);
+	else if (nl == 10 && memcmp(name, ":authority", 10) == 0)
+		cpy(s->authority, sizeof(s->authority), value, vl);
+	else if (nl == 7 && memcmp(name, ":scheme", 7) == 0)
+		cpy(s->scheme, sizeof(s->scheme), value, vl);
+	else
+		mgw_headers_add(&s->h, (const char *)name, nl, (const char *)value, vl);
+	return 0;
+}
+
+static int h2_data(nghttp2_session *ng, uint8_t flags, int32_t sid,
+                   const uint8_t *data, size_t len, void *arg)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(ng, sid);
+
+	(void)flags;
+	(void)arg;
+	if (s)
+		evbuffer_add(s->body, data, len);
+	return 0;
+}
+
+static int h2_frame_recv(nghttp2_session *ng, const nghttp2_frame *fr,
+                         void *arg)
+{
+	struct up_conn *uc = arg;
+	struct h2s *s;
+
+	if (fr->hd.type == NGHTTP2_RST_STREAM) {
+		s = nghttp2_session_get_stream_user_data(ng, fr->hd.stream_id);
+		if (s) {
+			s->rst_received = 1;
+			s->rst_code = fr->rst_stream.error_code;
+		}
+		return 0;
+	}
+	if ((fr->hd.type != NGHTTP2_HEADERS && fr->hd.type != NGHTTP2_DATA) ||
+	    !(fr->hd.flags & NGHTTP2_FLAG_END_STREAM))
+		return 0;
+	s = nghttp2_session_get_stream_user_data(ng, fr->hd.stream_id);
+	if (!s)
+		return 0;
+	s->complete = 1;
+	uc->nreq++;
+	if (uc->u->on_request)
+		uc->u->on_request(s);
+	else
+		h2s_respond(s, 200, NULL, "ok", 2, 1);
+	return 0;
+}
+
+static int h2_stream_close(nghttp2_session *ng, int32_t sid, uint32_t code,
+                           void *arg)
+{
+	struct h2s *s = nghttp2_session_get_stream_user_data(ng, sid);
+
+	(void)arg;
+	if (s) {
+		s->closed = 1;
+		s->close_code = code;
+	}
+	return 0;
+}
+
+static ssize_t h2_read_out(nghttp2_session *ng, int32_t sid, uint8_t *buf,
+                           size_t len, uint32_t *flags,
+                           nghttp2_data_source *src, void *arg)
+{
+	struct h2s *s = src->ptr;
+	size_t n = evbuffer_get_length(s->out);
+
+	(void)ng;
+	(void)sid;
+	(void)arg;
+	if (n == 0) {
+		if (s->out_eof) {
+			*flags |= NGHTTP2_DATA_FLAG_EOF;
+			return 0;
+		}
+		return NGHTTP2_ERR_DEFERRED;
+	}
+	if (n > len)
+		n = len;
+	evbuffer_remove(s->out, buf, n);
+	if (s->out_eof && evbuffer_get_length(s->out) == 0)
+		*flags |= NGHTTP2_DATA_FLAG_EOF;
+	return (ssize_t)n;
+}
+
+static void h2up_conn_init(struct up_conn *uc)
+{
+	nghttp2_session_callbacks *cbs;
+	struct up *u = uc->u;
+	nghttp2_settings_entry iv[2] = {
+	    {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, u->h2_max_streams},
+	    {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, u->h2_window},
+	};
+
+	assert_int_equal(nghttp2_session_callbacks_new(&cbs), 0);
+	nghttp2_session_callbacks_set_send_callback(cbs, h2_send);
+	nghttp2_session_callbacks_set_on_begin_headers_callback(cbs,
+	                                                        h2_begin_headers);
+	nghttp2_session_callbacks_set_on_header_callback(cbs, h2_header);
+	nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, h2_data);
+	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, h2_frame_recv);
+	nghttp2_session_callbacks_set_on_stream_close_callback(cbs,
+	                                                       h2_stream_close);
+	assert_int_equal(nghttp2_session_server_new(&uc->ng, cbs, uc), 0);
+	nghttp2_session_callbacks_del(cbs);
+	assert_int_equal(nghttp2_submit_settings(uc->ng, NGHTTP2_FLAG_NONE, iv, 2),
+	                 0);
+	h2up_flush(uc);
+}
+
+void h2up_start(struct up *u, struct event_base *base, SSL_CTX *tls,
+                uint32_t max_streams, uint32_t window)
+{
+	up_start(u, base, tls);
+	u->h2 = 1;
+	u->h2_max_streams = max_streams ? max_streams : 100;
+	u->h2_window = window ? window : 65535;
+}
+
+void h2up_flush(struct up_conn *uc)
+{
+	if (!uc->ng || !uc->bev || uc->in_ng)
+		return;
+	uc->in_ng++;
+	int rv = nghttp2_session_send(uc->ng);
+	uc->in_ng--;
+	if (rv != 0 || (!nghttp2_session_want_read(uc->ng) &&
+	                !nghttp2_session_want_write(uc->ng) &&
+	                evbuffer_get_length(bufferevent_get_output(uc->bev)) == 0))
+		up_close(uc);
+}
+
+static void h2up_read(struct up_conn *uc)
+{
+	struct evbuffer *in = bufferevent_get_input(uc->bev);
+	size_t n = evbuffer_get_length(in);
+	unsigned char *p = evbuffer_pullup(in, -1);
+
+	evbuffer_add(uc->rx, p, n);
+	uc->in_ng++;
+	ssize_t rv = nghttp2_session_mem_recv(uc->ng, p, n);
+	uc->in_ng--;
+	if (rv < 0) {
+		up_close(uc);
+		return;
+	}
+	evbuffer_drain(in, n);
+	h2up_flush(uc);
+}
+
+void h2s_respond(struct h2s *s, int status, const char *const *hdrs,
+                 const void *body, size_t len, int end)
+{
+	nghttp2_nv nva[32];
+	size_t n = 0;
+	char st[8];
+	nghttp2_data_provider prd;
+
+	snprintf(st, sizeof(st), "%d", status);
+	nva[n++] = (nghttp2_nv){(uint8_t *)":status", (uint8_t *)st, 7, strlen(st),
+	                        NGHTTP2_NV_FLAG_NONE};
+	for (size_t i = 0; hdrs && hdrs[i] && n < 32; i += 2)
+		nva[n++] = (nghttp2_nv){(uint8_t *)hdrs[i], (uint8_t *)hdrs[i + 1],
+		                        strlen(hdrs[i]), strlen(hdrs[i + 1]),
+		                        NGHTTP2_NV_FLAG_NONE};
+	if (body && len)
+		evbuffer_add(s->out, body, len);
+	s->out_eof = end;
+	s->responded = 1;
+	prd.source.ptr = s;
+	prd.read_callback = h2_read_out;
+	assert_int_equal(nghttp2_submit_response(s->uc->ng, s->id, nva, n, &prd), 0);
+	h2up_flush(s->uc);
+}
+
+void h2s_write(struct h2s *s, const void *p, size_t n)
+{
+	evbuffer_add(s->out, p, n);
+	if (s->uc->ng && !s->closed)
+		nghttp2_session_resume_data(s->uc->ng, s->id);
+	h2up_flush(s->uc);
+}
+
+void h2s_end(struct h2s *s)
+{
+	s->out_eof = 1;
+	if (s->uc->ng && !s->closed)
+		nghttp2_session_resume_data(s->uc->ng, s->id);
+	h2up_flush(s->uc);
+}
+
+void h2s_rst(struct h2s *s, uint32_t code)
+{
+	nghttp2_submit_rst_stream(s->uc->ng, NGHTTP2_FLAG_NONE, s->id, code);
+	h2up_flush(s->uc);
+}
+
+void h2up_goaway(struct up_conn *uc, int32_t last_sid, uint32_t code)
+{
+	nghttp2_submit_goaway(uc->ng, NGHTTP2_FLAG_NONE, last_sid, code, NULL, 0);
+	h2up_flush(uc);
+}
+
+struct h2s *h2up_stream(struct up *u, int idx)
+{
+	return idx < u->ns ? u->s[idx] : NULL;
+}
+
 /* ---- recorder ---- */
 
 static void on_head(struct mgw_client_req *r, int status,
@@ -222,6 +517,7 @@ static void on_head(struct mgw_client_req *r, int status,
 
 	rc->req = r;
 	rc->nhead++;
+	rc->h2 = mgw_client_req_is_h2(r);
 	rc->status = status;
 	for (size_t i = 0; i < h->n; i++)
 		mgw_headers_add(&rc->h, h->v[i].name, h->v[i].name_len, h->v[i].value,

@@ -22,6 +22,32 @@
 #define UP_MAX_CONNS 32
 
 struct up;
+struct up_conn;
+struct nghttp2_session;
+
+#define H2UP_MAX_STREAMS 256
+
+/* One stream seen by the HTTP/2 upstream. */
+struct h2s {
+	struct up_conn *uc;
+	int32_t id;
+	char method[16];
+	char path[256];
+	char authority[256];
+	char scheme[8];
+	struct mgw_headers h;   /* regular fields in arrival order */
+	struct evbuffer *body;  /* request body */
+	struct evbuffer *out;   /* response DATA not yet framed */
+	int complete;           /* END_STREAM received */
+	int responded;
+	int out_eof;            /* END_STREAM after out drains */
+	int closed;
+	uint32_t close_code;    /* error code when closed (RST) */
+	int rst_received;       /* the client sent RST_STREAM */
+	uint32_t rst_code;
+};
+
+typedef void (*h2up_request_cb)(struct h2s *s);
 
 /* One accepted connection of the scripted upstream. */
 struct up_conn {
@@ -34,6 +60,8 @@ struct up_conn {
 	int closed;           /* we closed it */
 	int nreq;             /* requests handled on it */
 	int close_when_flushed;
+	struct nghttp2_session *ng; /* HTTP/2 mode */
+	int in_ng;
 };
 
 typedef void (*up_read_cb)(struct up_conn *uc);
@@ -49,6 +77,13 @@ struct up {
 	int naccepted;
 	struct up_conn *c[UP_MAX_CONNS];
 	void *arg;
+	/* HTTP/2 mode (h2up_start) */
+	int h2;
+	uint32_t h2_max_streams;   /* SETTINGS_MAX_CONCURRENT_STREAMS */
+	uint32_t h2_window;        /* SETTINGS_INITIAL_WINDOW_SIZE */
+	h2up_request_cb on_request;/* stream complete; NULL = 200 "ok" */
+	struct h2s *s[H2UP_MAX_STREAMS];
+	int ns;
 };
 
 /* Listens on 127.0.0.1:0 (TLS when tls != NULL; a reference is taken). */
@@ -69,6 +104,22 @@ void up_close_flushed(struct up_conn *uc);
  * malloc'd string. */
 char *up_rx_str(struct up_conn *uc, size_t off, size_t len);
 
+/* HTTP/2 upstream (h2c prior knowledge, or h2 over TLS).  Settings
+ * default to 100 streams and a 64 KiB window. */
+void h2up_start(struct up *u, struct event_base *base, SSL_CTX *tls,
+                uint32_t max_streams, uint32_t window);
+/* Responses.  hdrs are name, value pairs ending with NULL. */
+void h2s_respond(struct h2s *s, int status, const char *const *hdrs,
+                 const void *body, size_t len, int end);
+void h2s_write(struct h2s *s, const void *p, size_t n);
+void h2s_end(struct h2s *s);
+void h2s_rst(struct h2s *s, uint32_t code);
+void h2up_goaway(struct up_conn *uc, int32_t last_sid, uint32_t code);
+/* Sends what is queued (outside nghttp2 callbacks). */
+void h2up_flush(struct up_conn *uc);
+/* Stream by id across all connections, or NULL. */
+struct h2s *h2up_stream(struct up *u, int idx);
+
 /* Records what the client reports for one request. */
 struct rec {
 	struct mgw_client_req *req;
@@ -76,6 +127,7 @@ struct rec {
 	struct mgw_headers h;
 	struct evbuffer *body;
 	int nhead, ndata, ended, failed, done;
+	int h2;                  /* on_head saw the request on HTTP/2 */
 	struct mgw_client_error err;
 	char errmsg[256];
 	/* behaviour switches */
