@@ -18,6 +18,7 @@ struct mgw_http_server;
 struct mgw_http_exchange;
 struct mgw_strmap;
 struct mgw_be_store;
+struct mgw_be_record;
 
 /* The era a request is served in (decided per request in dual mode). */
 enum mgw_be_era { MGW_BE_LEGACY = 1, MGW_BE_MODERN = 2 };
@@ -109,6 +110,7 @@ struct mgw_be_call {
 	int out_status;
 	char *frame;                    /* final SSE frame being written */
 	size_t frame_len, frame_off;
+	uint32_t ticks_sent;            /* ticks tool: events written so far */
 };
 
 /* The running server. */
@@ -125,6 +127,7 @@ struct mgw_backend {
 	struct mgw_be_stats stats;
 	uint64_t start_ms;
 	int stopping;
+	struct mgw_be_record *record;   /* --record N; NULL when off */
 };
 
 #endif

@@ -14,6 +14,7 @@
 #include <openssl/ssl.h>
 
 #include "backend/backend.h"
+#include "backend/record.h"
 #include "backend/state.h"
 #include "core/commands.h"
 #include "core/config.h"
@@ -34,7 +35,7 @@ static void usage(FILE *out)
 "\n"
 "Runs the reference MCP server: a real Streamable HTTP MCP server with the\n"
 "tools echo, echo_region, add, sleep, whoami, counter_create,\n"
-"counter_increment, notify and list_changed, for tests and benchmarks that\n"
+"counter_increment, notify, list_changed and ticks, for tests and benchmarks that\n"
 "need replicas to scale out, kill and restart.\n"
 "\n"
 "  -c, --config FILE\n"
@@ -102,6 +103,12 @@ static void usage(FILE *out)
 "        On SIGTERM or SIGINT: stop accepting, end long-lived streams (listen\n"
 "        streams get their completion result), let in-flight requests finish\n"
 "        for at most this long, then exit 0.  Default: 10s.\n"
+"  --record N\n"
+"        Keep the last N requests (1 to 10000) as they arrived: method,\n"
+"        target, every header field in arrival order, body length and\n"
+"        SHA-256 of the body bytes.  GET /debug/requests shows them as JSON,\n"
+"        DELETE /debug/requests forgets them.  For gateway tests; off by\n"
+"        default (then /debug/requests does not exist).\n"
 "  --log-level error|warn|info|debug\n"
 "        Logs go to stderr; client faults are logged at info.  Default: info.\n"
 "  -h, --help\n"
@@ -123,7 +130,7 @@ enum {
 	OPT_LISTEN = 256, OPT_ERA, OPT_STATE, OPT_REDIS, OPT_KEY_FILE, OPT_SSE,
 	OPT_DELAY, OPT_ID, OPT_LOST, OPT_TLS_CERT, OPT_TLS_KEY, OPT_PATH,
 	OPT_IDLE, OPT_KEEPALIVE, OPT_LOG_LEVEL, OPT_MAX_SESSIONS,
-	OPT_HANDLE_TTL, OPT_SHUTDOWN,
+	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD,
 };
 
 static const struct option long_opts[] = {
@@ -147,6 +154,7 @@ static const struct option long_opts[] = {
 	{"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
 	{"handle-ttl", required_argument, NULL, OPT_HANDLE_TTL},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
+	{"record", required_argument, NULL, OPT_RECORD},
 	{NULL, 0, NULL, 0},
 };
 
@@ -159,7 +167,7 @@ struct flags {
 	const char *tls_cert, *tls_key;
 	const char *era, *state, *redis, *key_file, *sse, *delay, *id, *lost;
 	const char *path, *idle, *keepalive, *log_level, *max_sessions;
-	const char *handle_ttl, *shutdown;
+	const char *handle_ttl, *shutdown, *record;
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -209,6 +217,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 		case OPT_MAX_SESSIONS: f->max_sessions = optarg; break;
 		case OPT_HANDLE_TTL: f->handle_ttl = optarg; break;
 		case OPT_SHUTDOWN: f->shutdown = optarg; break;
+		case OPT_RECORD: f->record = optarg; break;
 		case ':':
 			return usage_error("option '%s' needs a value",
 			                   argv[optind - 1]);
@@ -508,6 +517,20 @@ int mgw_backend_main(int argc, char **argv)
 		rc = usage_error("no listener: give --listen HOST:PORT");
 		goto out;
 	}
+	if (f.record) {
+		long long v;
+
+		if (mgw_parse_int(f.record, 1, MGW_BE_RECORD_MAX, &v) != 0) {
+			rc = usage_error("invalid --record '%s' (1 to %d)", f.record,
+			                 MGW_BE_RECORD_MAX);
+			goto out;
+		}
+		be.record = mgw_be_record_new((size_t)v);
+		if (!be.record) {
+			rc = MGW_EXIT_RUNTIME;
+			goto out;
+		}
+	}
 
 	rc = MGW_EXIT_RUNTIME;
 	be.base = event_base_new();
@@ -550,6 +573,7 @@ out:
 	mgw_be_store_free(be.store);
 	be.store = NULL;
 	mgw_be_sessions_deinit(&be);
+	mgw_be_record_free(be.record);
 	if (be.base)
 		event_base_free(be.base);
 	conf_free(&be.conf);

@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "backend/checks.h"
+#include "backend/record.h"
 #include "core/errors.h"
 #include "http/headers.h"
 #include "http/server.h"
@@ -251,12 +252,73 @@ static void get_only(struct mgw_http_exchange *x)
 	mgw_headers_deinit(&h);
 }
 
+/* GET /debug/requests shows the recorder, DELETE empties it.  Without
+ * --record the path does not exist (404 below), so nothing about a
+ * production-like replica changes. */
+static void debug_requests(struct mgw_backend *be, struct mgw_http_exchange *x)
+{
+	const char *m = mgw_http_method(x);
+	json_t *doc;
+	char *text;
+
+	if (strcmp(m, "DELETE") == 0) {
+		mgw_be_record_clear(be->record);
+		mgw_be_reply_empty(x, 204);
+		return;
+	}
+	if (!is_get(x)) {
+		struct mgw_headers h;
+
+		mgw_headers_init(&h);
+		mgw_headers_adds(&h, "Allow", "GET, HEAD, DELETE");
+		reply_text(x, 405, &h, "method not allowed\n");
+		mgw_headers_deinit(&h);
+		return;
+	}
+	doc = mgw_be_record_json(be->record);
+	text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+	json_decref(doc);
+	if (!text) {
+		mgw_be_reply_empty(x, 500);
+		return;
+	}
+	mgw_be_respond_json(x, 200, NULL, text, strlen(text));
+	free(text);
+}
+
+/* Records x before anything answers it (the exchange may be gone after
+ * dispatch).  The recorder's own endpoint is not recorded: reading it
+ * must not change it. */
+static void record(struct mgw_backend *be, struct mgw_http_exchange *x)
+{
+	struct mgw_be_record_req r;
+
+	r.method = mgw_http_method(x);
+	r.target = mgw_http_target(x);
+	r.http_version = mgw_http_version(x);
+	r.tls = mgw_http_is_tls(x);
+	r.peer = mgw_http_peer(x);
+	r.headers = mgw_http_req_headers(x);
+	r.body = mgw_http_req_body(x, &r.body_len);
+	if (mgw_be_record_add(be->record, &r) != 0) {
+		struct mgw_log_ctx ctx = mgw_be_ctx(x, NULL);
+		mgw_warn(&ctx, "request not recorded: out of memory");
+	}
+}
+
 void mgw_be_on_request(struct mgw_http_exchange *x, void *arg)
 {
 	struct mgw_backend *be = arg;
 	const char *path = mgw_http_path(x);
 
 	be->stats.http_requests++;
+	if (be->record) {
+		if (strcmp(path, "/debug/requests") == 0) {
+			debug_requests(be, x);
+			return;
+		}
+		record(be, x);
+	}
 	if (strcmp(path, be->conf.path) == 0) {
 		mcp_endpoint(be, x);
 	} else if (strcmp(path, "/healthz") == 0) {

@@ -1,7 +1,8 @@
 /* tools.c - the reference server's tools.  Small on purpose: each exists
  * to make one behaviour observable through a gateway (who served: whoami;
  * latency and cancellation: sleep; state across calls: counter_*; pushed
- * messages: notify, list_changed; Mcp-Param-* mirroring: echo_region).
+ * messages: notify, list_changed; Mcp-Param-* mirroring: echo_region;
+ * streaming through a proxy: ticks).
  * Bad arguments are tool errors (isError: true), not protocol errors
  * (tools spec, error handling). */
 #include "autoconf.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend/backend.h"
 #include "backend/state.h"
@@ -172,6 +174,109 @@ static void run_sleep(struct mgw_be_call *c, struct mgw_be_session *sess,
 	if (mgw_be_call_after(c, (uint32_t)v, on_slept) != 0)
 		mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR,
 		                  "Cannot arm a timer", NULL);
+}
+
+/* ---- ticks ---------------------------------------------------------------- */
+
+/* Bounds that keep one call finite: the whole stream lasts at most as
+ * long as the longest sleep. */
+#define MAX_TICKS 1000
+#define MAX_TICK_INTERVAL_MS 10000
+
+static uint64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void ticks_args(const struct mgw_be_call *c, uint32_t *count,
+                       uint32_t *interval)
+{
+	json_t *args = json_object_get(c->msg.params, "arguments");
+
+	*count = (uint32_t)json_integer_value(json_object_get(args, "count"));
+	*interval = (uint32_t)json_integer_value(json_object_get(args, "interval_ms"));
+}
+
+static void on_ticks_done(struct mgw_be_call *c)
+{
+	char text[64];
+	uint32_t count, interval;
+
+	ticks_args(c, &count, &interval);
+	snprintf(text, sizeof(text), "ticked %u times", count);
+	tool_result(c, 0, text, json_pack("{si}", "ticks", (int)count));
+}
+
+/* One tick: a notification the request asked for (progress when it
+ * carries a progressToken; a log message where the era allows one), then
+ * an SSE comment.  Both carry the wall-clock time at which the server
+ * wrote them, so a test can compare it with when its client saw them. */
+static void on_tick(struct mgw_be_call *c)
+{
+	json_t *meta = c->msg.meta, *token = NULL, *level = NULL;
+	uint32_t count, interval, k = ++c->ticks_sent;
+	unsigned long long now = (unsigned long long)wall_ms();
+	char msg[96], comment[96];
+	int n;
+
+	ticks_args(c, &count, &interval);
+	if (meta) {
+		token = json_object_get(meta, "progressToken");
+		level = json_object_get(meta, "io.modelcontextprotocol/logLevel");
+	}
+	snprintf(msg, sizeof(msg), "tick %u/%u sent_ms=%llu", k, count, now);
+	if (token && (json_is_string(token) || json_is_integer(token)))
+		mgw_be_call_notify(c, "notifications/progress",
+		                   json_pack("{sOsisiss}", "progressToken", token,
+		                             "progress", (int)k, "total", (int)count,
+		                             "message", msg));
+	else if (c->era == MGW_BE_LEGACY || json_is_string(level))
+		mgw_be_call_notify(c, "notifications/message",
+		                   json_pack("{sssss{sisisI}}", "level",
+		                             json_is_string(level) ? json_string_value(level)
+		                                                   : "info",
+		                             "logger", MGW_BE_SERVER_NAME, "data",
+		                             "tick", (int)k, "of", (int)count,
+		                             "sent_ms", (json_int_t)now));
+	else
+		mgw_be_call_start(c, 1); /* starts the stream with a comment */
+	if (!c->x)
+		return;
+	n = snprintf(comment, sizeof(comment), ": tick %u/%u sent_ms=%llu\n\n", k,
+	             count, now);
+	/* A client too slow to take a comment loses it (like any
+	 * notification); the final answer is never dropped (call.c). */
+	mgw_http_stream_write(c->x, comment, (size_t)n);
+	if (mgw_be_call_after(c, interval, k < count ? on_tick : on_ticks_done) != 0)
+		mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR,
+		                  "Cannot arm a timer", NULL);
+}
+
+/* Answers as an SSE stream of count ticks interval_ms apart, then the
+ * result one interval after the last tick.  It exists to show whether a
+ * proxy passes events as they are written or holds them back, and to be
+ * cancelled mid-stream (closing the request drops the timer, call.c). */
+static void run_ticks(struct mgw_be_call *c, struct mgw_be_session *sess,
+                      json_t *args)
+{
+	json_t *n = json_object_get(args, "count");
+	json_t *iv = json_object_get(args, "interval_ms");
+	json_int_t count, interval;
+
+	(void)sess;
+	if (!json_is_integer(n) || (count = json_integer_value(n)) < 1 ||
+	    count > MAX_TICKS || !json_is_integer(iv) ||
+	    (interval = json_integer_value(iv)) < 0 ||
+	    interval > MAX_TICK_INTERVAL_MS || count * interval > MGW_BE_MAX_SLEEP_MS) {
+		bad_args(c, "count must be an integer from 1 to 1000 and interval_ms "
+		            "from 0 to 10000, lasting at most 60000 ms in all");
+		return;
+	}
+	c->sse = 1;
+	on_tick(c);
 }
 
 /* ---- counters ------------------------------------------------------------ */
@@ -404,6 +509,18 @@ static const struct tool tools[] = {
 	 "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\"}},"
 	 "\"required\":[\"text\"],\"additionalProperties\":false}",
 	 0, 0, run_notify},
+	{"ticks", "Ticks",
+	 "Answers as an SSE stream: count ticks interval_ms apart, each a "
+	 "notifications/progress (when the request has a progressToken) or a "
+	 "notifications/message (legacy, or modern with "
+	 "io.modelcontextprotocol/logLevel) followed by an SSE comment, both "
+	 "stamped with the server's wall-clock send time; then the result. "
+	 "Closing the request cancels it.",
+	 "{\"type\":\"object\",\"properties\":{\"count\":{\"type\":\"integer\","
+	 "\"minimum\":1,\"maximum\":1000},\"interval_ms\":{\"type\":\"integer\","
+	 "\"minimum\":0,\"maximum\":10000}},\"required\":[\"count\","
+	 "\"interval_ms\"],\"additionalProperties\":false}",
+	 1, 1, run_ticks},
 	{"list_changed", "Signal tools list change",
 	 "Sends notifications/tools/list_changed on the session's GET stream "
 	 "(legacy) or on every subscriptions/listen stream that asked for it "
