@@ -801,7 +801,9 @@ static void conn_ready(struct mgw_client_conn *c)
 				/* the reserved request becomes the first stream */
 				r = c->req;
 				c->req = NULL;
+				c->h2 = 1;
 				if (mgw_ch2_start(c) != 0) {
+					c->h2 = 0;
 					c->req = r;
 					conn_fail(c, MGW_ENOMEM, MGW_CLIENT_E_PROTO,
 					          "no memory for HTTP/2 session",
