@@ -18,6 +18,9 @@ SDK1=${MCPGW_SDK1_VERSION:-1.32.2}
 SDK2=${MCPGW_SDK2_VERSION:-2.4.0}
 CACHE=$TOP_BUILDDIR/tests/interop/.cache
 mkdir -p "$CACHE" || die "cannot create $CACHE"
+. "$TOP_SRCDIR/tests/interop/node.sh"
+interop_node
+log "node: $NODE ($("$NODE" --version))"
 
 installed_version() { # PACKAGE
 	jq -r '.version // empty' "$CACHE/node_modules/$1/package.json" 2>/dev/null
@@ -43,7 +46,7 @@ cp "$TOP_SRCDIR/tests/interop/legacy_client.mjs" "$TOP_SRCDIR/tests/interop/mode
 client() {
 	local name=$1 prog=$2
 	shift 2
-	(cd "$CACHE" && timeout 30 node "$prog" "$@") >"$T_DIR/$name.json" 2>"$T_DIR/$name.err"
+	(cd "$CACHE" && timeout 30 "$NODE" "$prog" "$@") >"$T_DIR/$name.json" 2>"$T_DIR/$name.err"
 	RC=$?
 	SUM=$(tail -n 1 "$T_DIR/$name.json")
 	[ "$RC" = 0 ] || log "$name stderr: $(head -c 1500 "$T_DIR/$name.err")"
