@@ -77,6 +77,7 @@ int mgw_h1_stream_start(struct mgw_http_exchange *x, int status,
                         const struct mgw_headers *h, const char *ctype);
 int mgw_h1_stream_write(struct mgw_http_exchange *x, const void *p, size_t n);
 int mgw_h1_stream_end(struct mgw_http_exchange *x);
+int mgw_h1_stream_abort(struct mgw_http_exchange *x);
 
 /* ---- h2.c ---- */
 /* Creates the nghttp2 session and queues our SETTINGS. 0 or MGW_ENOMEM. */
@@ -97,6 +98,7 @@ int mgw_h2_stream_start(struct mgw_http_exchange *x, int status,
                         const struct mgw_headers *h, const char *ctype);
 int mgw_h2_stream_write(struct mgw_http_exchange *x, const void *p, size_t n);
 int mgw_h2_stream_end(struct mgw_http_exchange *x);
+int mgw_h2_stream_abort(struct mgw_http_exchange *x);
 /* Queued output of one stream: its unframed body plus connection output. */
 size_t mgw_h2_queued(const struct mgw_http_exchange *x);
 

@@ -585,3 +585,12 @@ int mgw_h1_stream_end(struct mgw_http_exchange *x)
 	h1_done(x, close || rc);
 	return rc;
 }
+
+/* Leaves the body unterminated and closes the connection once the queued
+ * bytes are out: a chunked body without its last chunk (or a body cut
+ * before its length) is how HTTP/1.1 says "incomplete". */
+int mgw_h1_stream_abort(struct mgw_http_exchange *x)
+{
+	h1_done(x, 1);
+	return 0;
+}

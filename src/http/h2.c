@@ -661,3 +661,18 @@ int mgw_h2_stream_end(struct mgw_http_exchange *x)
 	mgw_conn_schedule(c);
 	return 0;
 }
+
+/* RST_STREAM(INTERNAL_ERROR) tells the client the response is incomplete;
+ * nghttp2 drops the stream's unsent DATA.  on_stream_close then frees x
+ * without an abort callback, since x is finished. */
+int mgw_h2_stream_abort(struct mgw_http_exchange *x)
+{
+	struct mgw_http_conn *c = x->c;
+
+	nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
+	                          NGHTTP2_INTERNAL_ERROR);
+	mgw_x_finish(x);
+	h2_flush(c); /* may free x */
+	mgw_conn_schedule(c);
+	return 0;
+}

@@ -755,14 +755,21 @@ void mgw_http_server_free(struct mgw_http_server *s)
 int mgw_http_server_listen(struct mgw_http_server *s, const char *hostport,
                            SSL_CTX *tls, char *bound, size_t boundlen)
 {
+	return mgw_http_server_listen_opts(s, hostport, tls, 0, bound, boundlen);
+}
+
+int mgw_http_server_listen_opts(struct mgw_http_server *s,
+                                const char *hostport, SSL_CTX *tls,
+                                unsigned flags, char *bound, size_t boundlen)
+{
 	struct mgw_http_lst *ls = calloc(1, sizeof(*ls));
 	int rc;
 
 	if (!ls)
 		return MGW_ENOMEM;
 	ls->srv = s;
-	rc = mgw_listener_new(&ls->l, s->base, hostport, on_accept, ls, bound,
-	                      boundlen);
+	rc = mgw_listener_new_opts(&ls->l, s->base, hostport, flags, on_accept,
+	                           ls, bound, boundlen);
 	if (rc) {
 		int saved = errno;
 		free(ls);
@@ -945,6 +952,15 @@ int mgw_http_stream_end(struct mgw_http_exchange *x)
 	if (x->c->proto == MGW_PROTO_H2)
 		return mgw_h2_stream_end(x);
 	return mgw_h1_stream_end(x);
+}
+
+int mgw_http_stream_abort(struct mgw_http_exchange *x)
+{
+	if (!x || x->state != MGW_X_STREAMING)
+		return x && x->state == MGW_X_DONE ? MGW_ECLOSED : MGW_EINVAL;
+	if (x->c->proto == MGW_PROTO_H2)
+		return mgw_h2_stream_abort(x);
+	return mgw_h1_stream_abort(x);
 }
 
 void mgw_http_set_callbacks(struct mgw_http_exchange *x,

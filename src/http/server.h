@@ -79,6 +79,13 @@ void mgw_http_server_free(struct mgw_http_server *s);
 int mgw_http_server_listen(struct mgw_http_server *s, const char *hostport,
                            SSL_CTX *tls, char *bound, size_t boundlen);
 
+/* mgw_http_server_listen with flags from net/listener.h
+ * (MGW_LISTEN_REUSEPORT, so that one server per worker thread can listen
+ * on the same address).  Same returns. */
+int mgw_http_server_listen_opts(struct mgw_http_server *s,
+                                const char *hostport, SSL_CTX *tls,
+                                unsigned flags, char *bound, size_t boundlen);
+
 /* Graceful shutdown: stop accepting, send HTTP/2 GOAWAY, close idle
  * keep-alive connections, let in-flight exchanges finish; after deadline
  * seconds abort the rest.  done runs once, from the loop, when nothing is
@@ -140,6 +147,14 @@ int mgw_http_stream_write(struct mgw_http_exchange *x, const void *data,
 int mgw_http_stream_writable(const struct mgw_http_exchange *x);
 /* Ends the stream (last chunk / END_STREAM). The exchange is finished. */
 int mgw_http_stream_end(struct mgw_http_exchange *x);
+
+/* Abandons a streamed response so that the client can tell it is
+ * incomplete (a proxy whose upstream failed mid-body): HTTP/1.1 closes
+ * the connection after the bytes already queued, without the last chunk;
+ * HTTP/2 resets the stream with INTERNAL_ERROR.  No abort callback runs.
+ * The exchange is finished.  Returns 0, or MGW_EINVAL / MGW_ECLOSED when
+ * x is not streaming. */
+int mgw_http_stream_abort(struct mgw_http_exchange *x);
 
 /* Installs abort / drain callbacks (either may be NULL). */
 void mgw_http_set_callbacks(struct mgw_http_exchange *x,

@@ -1,5 +1,6 @@
 /* listener.c - evconnlistener wrapper: address parsing, SO_REUSEADDR,
- * IPv6-only binding, bound address reporting, and a pause when accept()
+ * IPv6-only binding, optional SO_REUSEPORT (one socket per worker thread),
+ * bound address reporting, and a pause when accept()
  * runs out of descriptors (otherwise the loop would spin on EMFILE). */
 #include "autoconf.h"
 
@@ -102,6 +103,15 @@ int mgw_listener_new(struct mgw_listener **out, struct event_base *base,
                      const char *hostport, mgw_accept_cb cb, void *arg,
                      char *bound, size_t boundlen)
 {
+	return mgw_listener_new_opts(out, base, hostport, 0, cb, arg, bound,
+	                             boundlen);
+}
+
+int mgw_listener_new_opts(struct mgw_listener **out, struct event_base *base,
+                          const char *hostport, unsigned flags,
+                          mgw_accept_cb cb, void *arg, char *bound,
+                          size_t boundlen)
+{
 	struct mgw_listener *l = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
@@ -125,6 +135,9 @@ int mgw_listener_new(struct mgw_listener **out, struct event_base *base,
 	if (fd < 0)
 		goto fail_io;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0)
+		goto fail_io;
+	if ((flags & MGW_LISTEN_REUSEPORT) &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0)
 		goto fail_io;
 	if (ss.ss_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one)) != 0)

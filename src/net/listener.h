@@ -25,6 +25,21 @@ int mgw_listener_new(struct mgw_listener **out, struct event_base *base,
                      const char *hostport, mgw_accept_cb cb, void *arg,
                      char *bound, size_t boundlen);
 
+/* Flags of mgw_listener_new_opts. */
+enum {
+	/* SO_REUSEPORT: several sockets (one per worker thread) bind the same
+	 * address and the kernel spreads new connections over them.  Every
+	 * socket sharing the port must set it. */
+	MGW_LISTEN_REUSEPORT = 1u << 0,
+};
+
+/* mgw_listener_new with flags (MGW_LISTEN_*); mgw_listener_new is this
+ * with flags 0.  Same returns. */
+int mgw_listener_new_opts(struct mgw_listener **out, struct event_base *base,
+                          const char *hostport, unsigned flags,
+                          mgw_accept_cb cb, void *arg, char *bound,
+                          size_t boundlen);
+
 /* Stops accepting and closes the socket.  NULL is allowed. */
 void mgw_listener_free(struct mgw_listener *l);
 
