@@ -1,0 +1,46 @@
+/* errors-t.h - the errors the gateway itself answers (types only; see
+ * errors.h).  The JSON-RPC codes come from the implementation-defined
+ * server-error range -32000..-32099 that JSON-RPC 2.0 leaves to
+ * implementations; mcpgw keeps to -32000..-32019 because MCP takes
+ * -32020 and up for its own transport errors (SEP-2243).  doc/errors.md
+ * lists every code with its HTTP status; keep the two in step. */
+#ifndef MGW_PROXY_ERRORS_T_H
+#define MGW_PROXY_ERRORS_T_H
+
+#include <stddef.h>
+
+/* The gateway's own failures.  The comment gives the JSON-RPC code and
+ * the HTTP status it is answered with. */
+enum mgw_proxy_error {
+	MGW_PERR_NO_UPSTREAM = 0, /* -32001, 503: no available server */
+	MGW_PERR_CONNECT,         /* -32002, 502: could not reach a server */
+	MGW_PERR_TIMEOUT,         /* -32003, 504: connect/first byte/idle/total */
+	MGW_PERR_TOO_LARGE,       /* -32004, 413: request body over limits.max_body */
+	MGW_PERR_UPSTREAM,        /* -32005, 502: the server closed, reset or
+	                           * sent an invalid response */
+	MGW_PERR_NO_ROUTE,        /* -32006, 404: no route matched */
+	MGW_PERR_METHOD,          /* -32007, 405: GET/DELETE on the MCP endpoint
+	                           * in stateless mode */
+	MGW_PERR_OVERLOADED,      /* -32008, 503: too many requests waiting for
+	                           * upstream connections */
+	MGW_PERR_INTERNAL,        /* -32009, 500: out of memory and the like */
+	MGW_PERR_N,
+};
+
+/* Static description of one error. */
+struct mgw_proxy_error_info {
+	int code;                 /* JSON-RPC error code */
+	int status;               /* HTTP status */
+	const char *name;         /* short name for logs ("no_upstream") */
+	const char *message;      /* default human-readable message */
+};
+
+/* A ready-to-send error response. */
+struct mgw_proxy_reply {
+	int status;
+	const char *content_type; /* static string */
+	char *body;               /* owned, malloc'd */
+	size_t len;
+};
+
+#endif

@@ -1,0 +1,139 @@
+/* errors.c - the gateway's own error answers: the table of codes (see
+ * doc/errors.md) and the JSON-RPC / plain-text bodies built from it. */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/errors.h"
+#include "http/headers.h"
+#include "http/server.h"
+#include "proxy/errors.h"
+
+static const struct mgw_proxy_error_info table[MGW_PERR_N] = {
+	[MGW_PERR_NO_UPSTREAM] = {-32001, 503, "no_upstream",
+	                          "no healthy upstream server"},
+	[MGW_PERR_CONNECT] = {-32002, 502, "upstream_connect",
+	                      "could not connect to an upstream server"},
+	[MGW_PERR_TIMEOUT] = {-32003, 504, "upstream_timeout",
+	                      "upstream server timed out"},
+	[MGW_PERR_TOO_LARGE] = {-32004, 413, "too_large",
+	                        "request too large"},
+	[MGW_PERR_UPSTREAM] = {-32005, 502, "upstream_failed",
+	                       "upstream server failed before answering"},
+	[MGW_PERR_NO_ROUTE] = {-32006, 404, "no_route",
+	                       "no route for this request"},
+	[MGW_PERR_METHOD] = {-32007, 405, "method_not_allowed",
+	                     "method not allowed on the MCP endpoint"},
+	[MGW_PERR_OVERLOADED] = {-32008, 503, "overloaded",
+	                         "gateway overloaded"},
+	[MGW_PERR_INTERNAL] = {-32009, 500, "internal",
+	                       "internal gateway error"},
+};
+
+const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e)
+{
+	if ((unsigned)e >= MGW_PERR_N)
+		e = MGW_PERR_INTERNAL;
+	return &table[e];
+}
+
+/* Media type of a Content-Type value (or of one Accept element) without
+ * parameters, compared case-insensitively: "Application/JSON;
+ * charset=utf-8" is JSON, "application/json-seq" is not. */
+static int is_json_type(const char *v)
+{
+	size_t n;
+
+	while (*v == ' ' || *v == '\t')
+		v++;
+	n = strcspn(v, ";, \t");
+	return n == 16 && strncasecmp(v, "application/json", 16) == 0;
+}
+
+/* 1 if an Accept value lists application/json (parameters ignored). */
+static int accepts_json(const char *accept)
+{
+	const char *p = accept;
+
+	while (p && *p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (is_json_type(p))
+			return 1;
+		p = strchr(p, ',');
+	}
+	return 0;
+}
+
+int mgw_proxy_wants_jsonrpc(const struct mgw_jrpc_msg *m,
+                            const char *content_type, const char *accept,
+                            size_t body_len)
+{
+	if (m && m->root)
+		return 1;
+	if (content_type && is_json_type(content_type))
+		return 1;
+	return body_len == 0 && accept && accepts_json(accept);
+}
+
+json_t *mgw_proxy_reply_id(const struct mgw_jrpc_msg *m)
+{
+	if (!m)
+		return NULL;
+	if (m->kind == MGW_JRPC_REQUEST || m->kind == MGW_JRPC_INVALID)
+		return m->id;
+	return NULL;
+}
+
+int mgw_proxy_reply_build(struct mgw_proxy_reply *r, int status, int code,
+                          const char *message, json_t *data, int as_json,
+                          json_t *id)
+{
+	memset(r, 0, sizeof(*r));
+	r->status = status;
+	if (as_json) {
+		/* mgw_jrpc_error_body steals data in every case */
+		r->body = mgw_jrpc_error_body(id, code, message, data, &r->len);
+		if (!r->body)
+			goto fail;
+		r->content_type = "application/json";
+		return 0;
+	}
+	json_decref(data);
+	{
+		const char *reason = mgw_http_reason(status);
+		int n = snprintf(NULL, 0, "%d %s: %s\n", status, reason, message);
+
+		if (n < 0 || !(r->body = malloc((size_t)n + 1)))
+			goto fail;
+		snprintf(r->body, (size_t)n + 1, "%d %s: %s\n", status, reason,
+		         message);
+		r->len = (size_t)n;
+	}
+	r->content_type = "text/plain; charset=utf-8";
+	return 0;
+fail:
+	memset(r, 0, sizeof(*r));
+	return MGW_ENOMEM;
+}
+
+int mgw_proxy_reply_error(struct mgw_proxy_reply *r, enum mgw_proxy_error e,
+                          const char *detail, int as_json, json_t *id)
+{
+	const struct mgw_proxy_error_info *in = mgw_proxy_error_info(e);
+
+	return mgw_proxy_reply_build(r, in->status, in->code,
+	                             detail ? detail : in->message, NULL,
+	                             as_json, id);
+}
+
+void mgw_proxy_reply_deinit(struct mgw_proxy_reply *r)
+{
+	if (!r)
+		return;
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
