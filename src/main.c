@@ -23,6 +23,7 @@ static void usage(FILE *out)
 	      "A gateway for the Model Context Protocol.\n"
 	      "\n"
 	      "Commands:\n"
+	      "  serve          run the gateway (stateless mode: balance modern MCP requests)\n"
 	      "  backend        run the reference MCP server (legacy, modern or dual era)\n"
 	      "  check-config   validate a configuration file and exit\n"
 	      "  version        print version and library versions\n"
@@ -56,6 +57,8 @@ int main(int argc, char **argv)
 		return MGW_EXIT_USAGE;
 	}
 	cmd = argv[1];
+	if (strcmp(cmd, "serve") == 0)
+		return mgw_serve_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "backend") == 0)
 		return mgw_backend_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check-config") == 0)

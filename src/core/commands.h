@@ -6,5 +6,6 @@
 
 int mgw_backend_main(int argc, char **argv);      /* src/backend/cmd.c */
 int mgw_check_config_main(int argc, char **argv); /* src/core/config_cmd.c */
+int mgw_serve_main(int argc, char **argv);        /* src/proxy/serve_cmd.c */
 
 #endif

@@ -1,0 +1,84 @@
+/* forward.h - the request path of `mcpgw serve` in stateless mode: one
+ * forwarder per worker thread takes each request from the HTTP server
+ * layer, looks at it as MCP without changing it (classification, era,
+ * SEP-2243 validation), routes it, picks a server, forwards it through
+ * the HTTP client layer and streams the answer back.
+ *
+ * What reaches the upstream: the body byte for byte; every end-to-end
+ * header in arrival order and unchanged, minus hop-by-hop fields (RFC 9110
+ * §7.6.1 and those named in Connection), Expect (already answered by the
+ * server layer) and, unless forwarded.trust_client, the client's
+ * Forwarded / X-Forwarded-* / X-Real-IP; then Forwarded and
+ * X-Forwarded-For naming the client when forwarded.add.  The client's
+ * authority is kept (Host / :authority).  HTTP/2 Cookie fields are joined
+ * into one as RFC 9113 §8.2.3 asks of a translating intermediary.
+ *
+ * What reaches the client: the upstream's status and headers (hop-by-hop
+ * removed); small JSON answers with a Content-Length are collected and
+ * sent whole, everything else (SSE above all) streams chunk by chunk as
+ * the upstream sends it, with backpressure both ways.  A response cut
+ * after it started is cut for the client too (see mgw_http_stream_abort).
+ *
+ * Retries go to a different server, only when the client layer reports
+ * that the request provably did not reach the upstream, within the
+ * route's retries and the global retry budget, and never after a response
+ * byte was received.  doc/serve.md tells the whole story. */
+#ifndef MGW_PROXY_FORWARD_H
+#define MGW_PROXY_FORWARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "core/config-t.h"
+#include "http/server.h"
+#include "proxy/forward-t.h"
+#include "proxy/route-t.h"
+#include "proxy/upstream-t.h"
+
+/* Collected answers: a response at most this large (by its Content-Length)
+ * is read whole and sent with a Content-Length; larger or unsized ones
+ * stream. */
+#define MGW_FWD_COLLECT_MAX (64 * 1024)
+
+/* Creates the forwarder of one worker on base: a picker (seed 0 = random),
+ * one HTTP client per upstream group and one client origin per server.
+ * The per-server connection limits of each group are shared out over
+ * n_workers (at least one connection per worker).  conf, routes and ups
+ * must outlive it.  Returns NULL with a message in err. */
+struct mgw_fwd *mgw_fwd_new(struct event_base *base,
+                            const struct mgw_serve_conf *conf,
+                            const struct mgw_routes *routes,
+                            struct mgw_upstreams *ups, unsigned n_workers,
+                            uint64_t seed, char *err, size_t errlen);
+
+/* Frees the forwarder.  Call it after the worker's HTTP server was freed
+ * (which aborts every exchange and so ends every request of this
+ * forwarder), from the worker's thread or after it ended.  NULL allowed. */
+void mgw_fwd_free(struct mgw_fwd *f);
+
+/* The HTTP server handler (mgw_http_handler_cb); arg is the forwarder. */
+void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg);
+
+/* 1 when a GET or DELETE is aimed at the MCP endpoint, which stateless
+ * mode answers 405 itself: the path is "/mcp", or the request carries an
+ * MCP transport header (Mcp-Session-Id, MCP-Protocol-Version,
+ * Last-Event-ID), or it is a GET accepting text/event-stream (the legacy
+ * standalone stream).  Other GETs (OAuth metadata under /.well-known/,
+ * health pages) are forwarded.  Exposed for tests. */
+int mgw_fwd_is_mcp_endpoint(const char *method, const char *path,
+                            const struct mgw_headers *h);
+
+/* Builds in out (initialised by the caller) the header list to send
+ * upstream from the client's list in (see the top of this file).  peer is
+ * "IP:PORT" / "[V6]:PORT", tls whether the client used TLS, authority the
+ * client's Host (may be NULL), h2 whether the client spoke HTTP/2 (Cookie
+ * joining).  Returns 0 or MGW_ENOMEM.  Exposed for tests. */
+int mgw_fwd_build_headers(struct mgw_headers *out,
+                          const struct mgw_headers *in,
+                          const struct mgw_serve_conf *conf,
+                          const char *peer, int tls, const char *authority,
+                          int h2);
+
+#endif

@@ -1,0 +1,561 @@
+/* serve_cmd.c - `mcpgw serve`: command line and configuration, the shared
+ * run-time state (upstream groups, routes, health checker), the worker
+ * threads with their SO_REUSEPORT listeners, the "listening on" lines,
+ * signals and graceful shutdown. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <openssl/ssl.h>
+
+#include "core/commands.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "core/log.h"
+#include "core/signals.h"
+#include "http/headers.h"
+#include "net/tls.h"
+#include "proxy/health.h"
+#include "proxy/route.h"
+#include "proxy/upstream.h"
+#include "proxy/worker.h"
+#include "util/parse.h"
+#include "util/url.h"
+
+#define MAX_LISTEN 16
+#define MAX_UPSTREAM_FLAGS 256
+/* Default worker count: one per core, but not more than this. */
+#define MAX_DEFAULT_WORKERS 64
+
+static void usage(FILE *out)
+{
+	fputs(
+"usage: mcpgw serve -c FILE [OPTIONS]\n"
+"       mcpgw serve --listen HOST:PORT --upstream URL [--upstream URL ...] [OPTIONS]\n"
+"\n"
+"Runs the MCP gateway: an HTTP/1.1 and HTTP/2 reverse proxy in front of MCP\n"
+"server replicas.  In stateless mode (the only mode of this release) every\n"
+"POST is balanced over the healthy replicas of its route's upstream group\n"
+"and forwarded byte for byte with its headers intact; SEP-2243 headers of\n"
+"modern (2026-07-28) requests are checked against the body first.\n"
+"\n"
+"  -c, --config FILE\n"
+"        YAML (or JSON) configuration: listeners:, limits:, timeouts:, log:,\n"
+"        mode:, workers:, upstreams:, routes:, retry_budget:, forwarded:,\n"
+"        mcp:.  Flags override file values.\n"
+"  --listen HOST:PORT\n"
+"        Listen on HOST:PORT (IPv6 as [::1]:PORT); repeatable; replaces the\n"
+"        file's listeners.  Port 0 picks a free port (shared by all workers).\n"
+"        For each listener 'listening on HOST:PORT' is printed on stdout\n"
+"        before anything else.\n"
+"  --upstream URL\n"
+"        A replica, http://HOST[:PORT][/prefix] or https://...; repeatable.\n"
+"        Builds one group 'default' and one route taking every path to it,\n"
+"        replacing the file's upstreams: and routes:.\n"
+"  --mode stateless|stateful|auto\n"
+"        stateless balances each request on its own.  stateful and auto\n"
+"        (legacy sessions terminated by the gateway) are not available yet:\n"
+"        asking for them is a configuration error.  Default: stateless.\n"
+"  --balancer round_robin|least_request|random|hash\n"
+"        Balancer of every upstream group.  hash needs --hash-header (or\n"
+"        hash_header in the file).\n"
+"  --hash-header NAME\n"
+"        Request header whose value the hash balancer hashes.\n"
+"  --upstream-h2c\n"
+"        Speak HTTP/2 with prior knowledge (h2c) to every group (http://\n"
+"        servers only).  Default: HTTP/1.1 keep-alive pools.\n"
+"  --workers N\n"
+"        Event-loop threads (1..1024); 0 means one per core.  Default: the\n"
+"        file's workers:, else one per core (at most 64).\n"
+"  --tls-cert FILE, --tls-key FILE\n"
+"        PEM certificate chain and key: the --listen listeners speak TLS and\n"
+"        negotiate h2 or http/1.1 by ALPN.  Plain listeners serve HTTP/1.1\n"
+"        and HTTP/2 with prior knowledge (h2c).\n"
+"  --no-validate-headers\n"
+"        Turn SEP-2243 header validation off on every route (forward modern\n"
+"        requests without checking their mirrored headers).\n"
+"  --shutdown-timeout DURATION\n"
+"        On SIGTERM or SIGINT: stop accepting, let requests in flight finish\n"
+"        for at most this long, then exit 0.  Default: 10s.\n"
+"  --log-level error|warn|info|debug\n"
+"        Logs go to stderr; one access line per request at info.  Default:\n"
+"        info.\n"
+"  -h, --help\n"
+"        Show this text and exit.\n"
+"\n"
+"GET and DELETE on the MCP endpoint answer 405; errors the gateway makes\n"
+"itself carry a JSON-RPC error with the request id and a code in\n"
+"-32001..-32009 (see doc/errors.md).\n"
+"\n"
+"Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
+"listener that cannot bind), 2 on a usage or configuration error.\n",
+	      out);
+}
+
+enum {
+	OPT_LISTEN = 256, OPT_UPSTREAM, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
+	OPT_H2C, OPT_WORKERS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_NO_VALIDATE,
+	OPT_SHUTDOWN, OPT_LOG_LEVEL,
+};
+
+static const struct option long_opts[] = {
+	{"config", required_argument, NULL, 'c'},
+	{"help", no_argument, NULL, 'h'},
+	{"listen", required_argument, NULL, OPT_LISTEN},
+	{"upstream", required_argument, NULL, OPT_UPSTREAM},
+	{"mode", required_argument, NULL, OPT_MODE},
+	{"balancer", required_argument, NULL, OPT_BALANCER},
+	{"hash-header", required_argument, NULL, OPT_HASH_HEADER},
+	{"upstream-h2c", no_argument, NULL, OPT_H2C},
+	{"workers", required_argument, NULL, OPT_WORKERS},
+	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
+	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
+	{"no-validate-headers", no_argument, NULL, OPT_NO_VALIDATE},
+	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
+	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+	{NULL, 0, NULL, 0},
+};
+
+/* Flag values, applied on top of the configuration after parsing so that
+ * flags win whatever their position relative to -c. */
+struct flags {
+	const char *config;
+	const char *listen[MAX_LISTEN];
+	size_t n_listen;
+	const char *upstream[MAX_UPSTREAM_FLAGS];
+	size_t n_upstream;
+	const char *mode, *balancer, *hash_header, *workers;
+	const char *tls_cert, *tls_key, *shutdown, *log_level;
+	int h2c, no_validate;
+};
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Prints one usage message (and where to find help); returns exit 2. */
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("mcpgw serve: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'mcpgw serve --help'.\n", stderr);
+	return MGW_EXIT_USAGE;
+}
+
+static int parse_flags(int argc, char **argv, struct flags *f, int *help)
+{
+	int c;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":c:h", long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': f->config = optarg; break;
+		case 'h': *help = 1; break;
+		case OPT_LISTEN:
+			if (f->n_listen == MAX_LISTEN)
+				return usage_error("at most %d --listen options", MAX_LISTEN);
+			f->listen[f->n_listen++] = optarg;
+			break;
+		case OPT_UPSTREAM:
+			if (f->n_upstream == MAX_UPSTREAM_FLAGS)
+				return usage_error("at most %d --upstream options",
+				                   MAX_UPSTREAM_FLAGS);
+			f->upstream[f->n_upstream++] = optarg;
+			break;
+		case OPT_MODE: f->mode = optarg; break;
+		case OPT_BALANCER: f->balancer = optarg; break;
+		case OPT_HASH_HEADER: f->hash_header = optarg; break;
+		case OPT_H2C: f->h2c = 1; break;
+		case OPT_WORKERS: f->workers = optarg; break;
+		case OPT_TLS_CERT: f->tls_cert = optarg; break;
+		case OPT_TLS_KEY: f->tls_key = optarg; break;
+		case OPT_NO_VALIDATE: f->no_validate = 1; break;
+		case OPT_SHUTDOWN: f->shutdown = optarg; break;
+		case OPT_LOG_LEVEL: f->log_level = optarg; break;
+		case ':':
+			return usage_error("option '%s' needs a value",
+			                   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+/* Applies the flags to cfg, which is not shared with anyone yet.  Returns
+ * 0 or an exit code (the message is printed). */
+static int apply_flags(struct mgw_config *cfg, const struct flags *f)
+{
+	struct mgw_serve_conf *s = &cfg->serve;
+	char err[512];
+	long long v;
+
+	if (f->n_upstream) {
+		int rc = mgw_config_serve_urls(cfg, f->upstream, f->n_upstream, err,
+		                               sizeof(err));
+		if (rc == MGW_ENOMEM)
+			return MGW_EXIT_RUNTIME;
+		if (rc != 0)
+			return usage_error("invalid --upstream: %s", err);
+	}
+	if (f->mode && mgw_config_parse_mode(f->mode, &s->mode) != 0)
+		return usage_error("invalid --mode '%s' (stateless, stateful or auto)",
+		                   f->mode);
+	if (f->workers) {
+		if (mgw_parse_int(f->workers, 0, 1024, &v) != 0)
+			return usage_error("invalid --workers '%s' (0 to 1024)", f->workers);
+		s->workers = (uint32_t)v;
+	}
+	if (f->shutdown) {
+		double d;
+		if (mgw_parse_duration(f->shutdown, &d) != 0)
+			return usage_error("invalid --shutdown-timeout '%s' (a duration "
+			                   "such as 500ms, 10s, 5m)", f->shutdown);
+		cfg->shutdown_timeout = d;
+	}
+	if (f->hash_header &&
+	    !mgw_header_name_valid(f->hash_header, strlen(f->hash_header)))
+		return usage_error("invalid --hash-header '%s' (a header name)",
+		                   f->hash_header);
+	for (size_t gi = 0; gi < s->n_upstreams; gi++) {
+		struct mgw_upstream_conf *g = &s->upstreams[gi];
+
+		if (f->balancer &&
+		    mgw_config_parse_balancer(f->balancer, &g->balancer) != 0)
+			return usage_error("invalid --balancer '%s' (round_robin, "
+			                   "least_request, random or hash)", f->balancer);
+		if (f->hash_header) {
+			char *hh = strdup(f->hash_header);
+			if (!hh)
+				return MGW_EXIT_RUNTIME;
+			free(g->hash_header);
+			g->hash_header = hh;
+		}
+		if (g->balancer == MGW_BAL_HASH && !g->hash_header)
+			return usage_error("upstream '%s': the hash balancer needs "
+			                   "--hash-header NAME", g->name);
+		if (f->h2c) {
+			for (size_t i = 0; i < g->n_servers; i++) {
+				struct mgw_url u;
+				if (mgw_url_parse(g->servers[i].url, &u, NULL, 0) == 0 &&
+				    u.tls)
+					return usage_error("--upstream-h2c is cleartext "
+					                   "HTTP/2 but '%s' is https",
+					                   g->servers[i].url);
+			}
+			g->protocol = MGW_UP_H2C;
+		}
+	}
+	if (f->no_validate)
+		for (size_t i = 0; i < s->n_routes; i++)
+			s->routes[i].validate_headers = 0;
+	return 0;
+}
+
+/* ---- running ---------------------------------------------------------- */
+
+struct serve {
+	struct event_base *base;        /* main thread: signals, health */
+	struct mgw_config *cfg;
+	struct mgw_upstreams *ups;
+	struct mgw_routes *routes;
+	struct mgw_health *health;
+	struct mgw_worker **workers;
+	unsigned n_workers;
+	struct event *exited_ev;
+	int stopping;
+	int failed;                     /* a worker ended on its own */
+};
+
+static void stop_all(struct serve *sv)
+{
+	for (unsigned i = 0; i < sv->n_workers; i++)
+		if (sv->workers[i])
+			mgw_worker_stop(sv->workers[i]);
+}
+
+static void on_stop(int signo, void *arg)
+{
+	struct serve *sv = arg;
+
+	mgw_info(NULL, "mcpgw serve: signal %d, stopping (up to %.1fs for "
+	         "requests in flight)", signo, sv->cfg->shutdown_timeout);
+	sv->stopping = 1;
+	stop_all(sv);
+}
+
+/* A worker's loop ended: when all have, the main loop ends too. */
+static void on_worker_exited(evutil_socket_t fd, short what, void *arg)
+{
+	struct serve *sv = arg;
+	unsigned done = 0;
+
+	for (unsigned i = 0; i < sv->n_workers; i++)
+		done += mgw_worker_exited(sv->workers[i]) ? 1 : 0;
+	if (!sv->stopping) {
+		/* nobody asked: treat as a failure and bring the rest down */
+		mgw_err(NULL, "mcpgw serve: a worker stopped unexpectedly");
+		sv->failed = 1;
+		sv->stopping = 1;
+		stop_all(sv);
+	}
+	if (done == sv->n_workers)
+		event_base_loopexit(sv->base, NULL);
+}
+
+struct listen_spec {
+	const char *address;
+	const char *cert, *key;
+};
+
+/* Binds every listener in every worker: worker 0 binds the configured
+ * address (port 0 picks a port), the others bind what worker 0 got, all
+ * with SO_REUSEPORT when there are several workers.  Prints the
+ * "listening on" lines.  Returns 0 or an exit code. */
+static int start_listeners(struct serve *sv, const struct listen_spec *ls,
+                           size_t n)
+{
+	char bound[MAX_LISTEN][80];
+	char err[512];
+	int reuse = sv->n_workers > 1;
+
+	for (size_t i = 0; i < n; i++) {
+		SSL_CTX *tls = NULL;
+
+		if (ls[i].cert) {
+			tls = mgw_tls_server_ctx(ls[i].cert, ls[i].key, err, sizeof(err));
+			if (!tls) {
+				fprintf(stderr, "mcpgw serve: TLS for %s: %s\n",
+				        ls[i].address, err);
+				return MGW_EXIT_USAGE;
+			}
+		}
+		for (unsigned w = 0; w < sv->n_workers; w++) {
+			char got[80];
+			int rc = mgw_worker_listen(sv->workers[w],
+			                           w == 0 ? ls[i].address : bound[i], tls,
+			                           reuse, w == 0 ? bound[i] : got,
+			                           sizeof(got));
+			if (rc == MGW_EINVAL) {
+				SSL_CTX_free(tls);
+				fprintf(stderr, "mcpgw serve: invalid listen address '%s'\n",
+				        ls[i].address);
+				return MGW_EXIT_USAGE;
+			}
+			if (rc != 0) {
+				int e = errno;
+				SSL_CTX_free(tls);
+				fprintf(stderr, "mcpgw serve: cannot listen on %s: %s\n",
+				        w == 0 ? ls[i].address : bound[i],
+				        rc == MGW_ENOMEM ? "out of memory" : strerror(e));
+				return MGW_EXIT_RUNTIME;
+			}
+		}
+		SSL_CTX_free(tls); /* each server holds its own reference */
+		mgw_info(NULL, "listening on %s%s (%u workers)", bound[i],
+		         ls[i].cert ? " (TLS)" : "", sv->n_workers);
+	}
+	for (size_t i = 0; i < n; i++)
+		printf("listening on %s\n", bound[i]);
+	fflush(stdout);
+	return 0;
+}
+
+static unsigned default_workers(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		return 1;
+	return n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : (unsigned)n;
+}
+
+/* Collects the listeners to bind (flags replace the file's).  Returns 0
+ * or an exit code. */
+static int listen_specs(const struct mgw_config *cfg, const struct flags *f,
+                        struct listen_spec *ls, size_t *n_ls)
+{
+	*n_ls = 0;
+	if (!f->tls_cert != !f->tls_key)
+		return usage_error("--tls-cert and --tls-key go together");
+	if (f->n_listen) {
+		for (size_t i = 0; i < f->n_listen; i++) {
+			char host[256];
+			uint16_t port;
+			if (mgw_parse_hostport(f->listen[i], host, sizeof(host), &port) != 0)
+				return usage_error("invalid --listen '%s' (HOST:PORT)",
+				                   f->listen[i]);
+			ls[(*n_ls)++] = (struct listen_spec){f->listen[i], f->tls_cert,
+			                                     f->tls_key};
+		}
+	} else {
+		if (f->tls_cert)
+			return usage_error("--tls-cert applies to --listen listeners; "
+			                   "none given");
+		for (size_t i = 0; i < cfg->n_listeners && *n_ls < MAX_LISTEN; i++)
+			ls[(*n_ls)++] = (struct listen_spec){cfg->listeners[i].address,
+			                                     cfg->listeners[i].tls_cert,
+			                                     cfg->listeners[i].tls_key};
+	}
+	if (*n_ls == 0)
+		return usage_error("no listener: give --listen HOST:PORT");
+	return 0;
+}
+
+int mgw_serve_main(int argc, char **argv)
+{
+	struct flags f = {0};
+	struct serve sv = {0};
+	struct mgw_signals *sig = NULL;
+	struct listen_spec ls[MAX_LISTEN];
+	size_t n_ls = 0;
+	enum mgw_log_level level;
+	char err[1024];
+	int help = 0, rc;
+
+	rc = parse_flags(argc, argv, &f, &help);
+	if (rc)
+		return rc;
+	if (help) {
+		usage(stdout);
+		return MGW_EXIT_OK;
+	}
+	sv.cfg = f.config ? mgw_config_load(f.config, err, sizeof(err))
+	                  : mgw_config_defaults();
+	if (!sv.cfg) {
+		fprintf(stderr, "mcpgw serve: %s\n", f.config ? err : "out of memory");
+		return MGW_EXIT_USAGE;
+	}
+	rc = apply_flags(sv.cfg, &f);
+	if (rc)
+		goto out;
+	level = sv.cfg->log_level;
+	if (f.log_level && mgw_log_parse_level(f.log_level, &level) != 0) {
+		rc = usage_error("invalid --log-level '%s' (error, warn, info or debug)",
+		                 f.log_level);
+		goto out;
+	}
+	mgw_log_set_level(level);
+	if (sv.cfg->serve.mode != MGW_MODE_STATELESS) {
+		fprintf(stderr,
+		        "mcpgw serve: mode '%s' is not available yet: it needs the "
+		        "stateful session layer, which this release does not have; "
+		        "use mode stateless (modern requests, and legacy servers "
+		        "that do not keep sessions)\n",
+		        mgw_config_mode_name(sv.cfg->serve.mode));
+		rc = MGW_EXIT_USAGE;
+		goto out;
+	}
+	if (!sv.cfg->has_serve || sv.cfg->serve.n_upstreams == 0) {
+		rc = usage_error("no upstream: give --upstream URL or an upstreams: "
+		                 "section");
+		goto out;
+	}
+	rc = listen_specs(sv.cfg, &f, ls, &n_ls);
+	if (rc)
+		goto out;
+
+	/* before any event_base: workers are woken from the main thread */
+	if (evthread_use_pthreads() != 0) {
+		fprintf(stderr, "mcpgw serve: libevent without thread support\n");
+		rc = MGW_EXIT_RUNTIME;
+		goto out;
+	}
+	sv.ups = mgw_upstreams_new(&sv.cfg->serve, err, sizeof(err));
+	if (!sv.ups) {
+		fprintf(stderr, "mcpgw serve: %s\n", err);
+		rc = MGW_EXIT_USAGE;
+		goto out;
+	}
+	sv.routes = mgw_routes_new(&sv.cfg->serve, sv.ups, err, sizeof(err));
+	if (!sv.routes) {
+		fprintf(stderr, "mcpgw serve: %s\n", err);
+		rc = MGW_EXIT_USAGE;
+		goto out;
+	}
+	rc = MGW_EXIT_RUNTIME;
+	sv.base = event_base_new();
+	if (!sv.base)
+		goto out;
+	sv.exited_ev = event_new(sv.base, -1, 0, on_worker_exited, &sv);
+	if (!sv.exited_ev)
+		goto out;
+	sv.n_workers = sv.cfg->serve.workers ? sv.cfg->serve.workers
+	                                     : default_workers();
+	sv.workers = calloc(sv.n_workers, sizeof(*sv.workers));
+	if (!sv.workers)
+		goto out;
+	for (unsigned i = 0; i < sv.n_workers; i++) {
+		sv.workers[i] = mgw_worker_new(i, sv.cfg, sv.routes, sv.ups,
+		                               sv.n_workers, sv.exited_ev, err,
+		                               sizeof(err));
+		if (!sv.workers[i]) {
+			fprintf(stderr, "mcpgw serve: %s\n", err);
+			goto out;
+		}
+	}
+	rc = start_listeners(&sv, ls, n_ls);
+	if (rc)
+		goto out;
+	rc = MGW_EXIT_RUNTIME;
+	sv.health = mgw_health_new(sv.base, sv.ups, err, sizeof(err));
+	if (!sv.health) {
+		fprintf(stderr, "mcpgw serve: health checks: %s\n", err);
+		goto out;
+	}
+	sig = mgw_signals_new(sv.base, on_stop, &sv);
+	if (!sig)
+		goto out;
+	for (unsigned i = 0; i < sv.n_workers; i++) {
+		if (mgw_worker_start(sv.workers[i]) != 0) {
+			fprintf(stderr, "mcpgw serve: cannot start worker %u\n", i);
+			sv.stopping = 1;
+			stop_all(&sv);
+			for (unsigned j = 0; j < i; j++)
+				mgw_worker_join(sv.workers[j]);
+			goto out;
+		}
+	}
+	mgw_health_start(sv.health);
+	mgw_info(NULL, "mcpgw serve: mode %s, %u workers, %zu upstream groups, "
+	         "%zu routes, %zu servers under health checks",
+	         mgw_config_mode_name(sv.cfg->serve.mode), sv.n_workers,
+	         sv.ups->n_groups, sv.routes->n, mgw_health_count(sv.health));
+	event_base_dispatch(sv.base);
+	for (unsigned i = 0; i < sv.n_workers; i++)
+		mgw_worker_join(sv.workers[i]);
+	mgw_info(NULL, "mcpgw serve: stopped");
+	rc = sv.failed ? MGW_EXIT_RUNTIME : MGW_EXIT_OK;
+out:
+	/* Order: signals and health (main loop) go first, then the workers
+	 * (their servers abort what is left, their forwarders close upstream
+	 * connections), then what workers shared. */
+	mgw_signals_free(sig);
+	mgw_health_free(sv.health);
+	if (sv.workers) {
+		for (unsigned i = 0; i < sv.n_workers; i++)
+			mgw_worker_free(sv.workers[i]);
+		free(sv.workers);
+	}
+	if (sv.exited_ev)
+		event_free(sv.exited_ev);
+	mgw_routes_free(sv.routes);
+	mgw_upstreams_free(sv.ups);
+	if (sv.base)
+		event_base_free(sv.base);
+	mgw_config_free(sv.cfg);
+	return rc;
+}

@@ -1,0 +1,144 @@
+/* worker.c - event-loop threads of `mcpgw serve`: creation on the main
+ * thread, the thread body, the cross-thread stop and the cleanup. */
+#include "autoconf.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "net/listener.h"
+#include "proxy/forward.h"
+#include "proxy/worker.h"
+
+static void on_shutdown_done(void *arg)
+{
+	struct mgw_worker *w = arg;
+
+	event_base_loopexit(w->base, NULL);
+}
+
+/* Runs on the worker's own thread (activated from the main thread). */
+static void on_stop(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_worker *w = arg;
+
+	mgw_debug(NULL, "worker %u: stopping (%zu connections, %zu in flight)",
+	          w->index, mgw_http_server_connections(w->http),
+	          mgw_http_server_inflight(w->http));
+	mgw_http_server_shutdown(w->http, w->shutdown_timeout, on_shutdown_done, w);
+}
+
+struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
+                                  const struct mgw_routes *routes,
+                                  struct mgw_upstreams *ups, unsigned n_workers,
+                                  struct event *exited_ev, char *err,
+                                  size_t errlen)
+{
+	struct mgw_worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		goto nomem;
+	w->index = index;
+	w->exited_ev = exited_ev;
+	w->shutdown_timeout = cfg->shutdown_timeout;
+	w->base = event_base_new();
+	if (!w->base)
+		goto nomem;
+	w->stop_ev = event_new(w->base, -1, 0, on_stop, w);
+	if (!w->stop_ev)
+		goto nomem;
+	w->fwd = mgw_fwd_new(w->base, &cfg->serve, routes, ups, n_workers, 0, err,
+	                     errlen);
+	if (!w->fwd)
+		goto fail;
+	w->http = mgw_http_server_new(w->base, &cfg->limits, mgw_fwd_on_request,
+	                              w->fwd);
+	if (!w->http)
+		goto nomem;
+	return w;
+nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	mgw_worker_free(w);
+	return NULL;
+}
+
+int mgw_worker_listen(struct mgw_worker *w, const char *address, SSL_CTX *tls,
+                      int reuseport, char *bound, size_t boundlen)
+{
+	return mgw_http_server_listen_opts(w->http, address, tls,
+	                                   reuseport ? MGW_LISTEN_REUSEPORT : 0,
+	                                   bound, boundlen);
+}
+
+static void *worker_main(void *arg)
+{
+	struct mgw_worker *w = arg;
+
+	event_base_dispatch(w->base);
+	atomic_store(&w->exited, 1);
+	if (w->exited_ev)
+		event_active(w->exited_ev, EV_READ, 0);
+	return NULL;
+}
+
+int mgw_worker_start(struct mgw_worker *w)
+{
+	sigset_t block, old;
+	int rc;
+
+	/* The thread inherits this mask: signals go to the main thread,
+	 * whose loop turns them into a graceful stop. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = pthread_create(&w->thread, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return MGW_EIO;
+	w->started = 1;
+	return 0;
+}
+
+void mgw_worker_stop(struct mgw_worker *w)
+{
+	if (atomic_exchange(&w->stopping, 1))
+		return;
+	/* event_active is thread-safe once evthread_use_pthreads() ran; it
+	 * wakes the worker's loop */
+	event_active(w->stop_ev, EV_READ, 0);
+}
+
+int mgw_worker_exited(const struct mgw_worker *w)
+{
+	return atomic_load(&w->exited);
+}
+
+void mgw_worker_join(struct mgw_worker *w)
+{
+	if (!w || !w->started)
+		return;
+	pthread_join(w->thread, NULL);
+	w->started = 0;
+}
+
+void mgw_worker_free(struct mgw_worker *w)
+{
+	if (!w)
+		return;
+	/* the server first: aborting its exchanges ends every request of the
+	 * forwarder, which can then go */
+	mgw_http_server_free(w->http);
+	mgw_fwd_free(w->fwd);
+	if (w->stop_ev)
+		event_free(w->stop_ev);
+	if (w->base)
+		event_base_free(w->base);
+	free(w);
+}

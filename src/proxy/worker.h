@@ -1,0 +1,61 @@
+/* worker.h - the worker threads of `mcpgw serve`.  Each worker owns an
+ * event loop, an HTTP server whose listeners share their addresses with
+ * the other workers' through SO_REUSEPORT (the kernel spreads connections
+ * over them), and a forwarder with its own upstream connection pools, so
+ * workers share nothing on the request path except the upstream groups'
+ * atomic health and load counters and the retry budget.
+ *
+ * Life: mgw_worker_new and mgw_worker_listen run on the main thread
+ * before any worker starts; mgw_worker_start spawns the thread;
+ * mgw_worker_stop (main thread, any time) asks for a graceful stop, after
+ * which the worker closes its listeners, lets requests in flight finish
+ * for shutdown_timeout seconds, ends its loop and activates the main
+ * loop's exited event; mgw_worker_join then mgw_worker_free clean up. */
+#ifndef MGW_PROXY_WORKER_H
+#define MGW_PROXY_WORKER_H
+
+#include <stddef.h>
+
+#include <event2/event.h>
+#include <openssl/ssl.h>
+
+#include "core/config-t.h"
+#include "proxy/route-t.h"
+#include "proxy/upstream-t.h"
+#include "proxy/worker-t.h"
+
+/* Creates worker index (its loop, HTTP server with cfg->limits and
+ * forwarder).  n_workers shares connection limits out.  exited_ev is
+ * activated (thread-safely) when the worker's loop ends.  The libevent
+ * thread support must be on (evthread_use_pthreads) before this.
+ * Returns NULL with a message in err. */
+struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
+                                  const struct mgw_routes *routes,
+                                  struct mgw_upstreams *ups, unsigned n_workers,
+                                  struct event *exited_ev, char *err,
+                                  size_t errlen);
+
+/* Adds a listener (see mgw_http_server_listen_opts; reuseport sets
+ * SO_REUSEPORT).  Main thread, before mgw_worker_start. */
+int mgw_worker_listen(struct mgw_worker *w, const char *address, SSL_CTX *tls,
+                      int reuseport, char *bound, size_t boundlen);
+
+/* Starts the thread, which runs the loop until stopped.  SIGTERM and
+ * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
+ * MGW_EIO. */
+int mgw_worker_start(struct mgw_worker *w);
+
+/* Asks the worker to stop gracefully.  Safe from any thread, idempotent. */
+void mgw_worker_stop(struct mgw_worker *w);
+
+/* 1 once the worker's loop has ended. */
+int mgw_worker_exited(const struct mgw_worker *w);
+
+/* Waits for the thread to end (no-op if it never started). */
+void mgw_worker_join(struct mgw_worker *w);
+
+/* Frees a joined (or never started) worker: its server (aborting what is
+ * left), forwarder and loop.  NULL allowed. */
+void mgw_worker_free(struct mgw_worker *w);
+
+#endif
