@@ -554,12 +554,23 @@ void mgw_ch2_process(struct mgw_client_conn *c)
 	mgw_ch2_send(c);
 }
 
-/* Delivers what r holds while it is not paused. */
+/* Delivers what r holds while it is not paused; a request that is done
+ * (cancelled) drops its held bytes and gives their window back. */
 static void deliver_held(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	int guard = 1 << 16;
 
-	while (r->held && evbuffer_get_length(r->held) > 0 && guard--) {
+	if (!r->held)
+		return;
+	if (r->state != MGW_CRQ_ACTIVE) {
+		size_t n = evbuffer_get_length(r->held);
+		if (n) {
+			evbuffer_drain(r->held, n);
+			consume(c, r, r->stream_id, n);
+		}
+		return;
+	}
+	while (evbuffer_get_length(r->held) > 0 && guard--) {
 		struct evbuffer_iovec v;
 		if (r->state != MGW_CRQ_ACTIVE || r->paused)
 			return;
@@ -568,16 +579,6 @@ static void deliver_held(struct mgw_client_conn *c, struct mgw_client_req *r)
 		mgw_creq_data(r, v.iov_base, v.iov_len);
 		evbuffer_drain(r->held, v.iov_len);
 		consume(c, r, r->stream_id, v.iov_len);
-	}
-	if (r->state == MGW_CRQ_ACTIVE && r->held && evbuffer_get_length(r->held) > 0)
-		return;
-	if (r->held && r->state != MGW_CRQ_ACTIVE) {
-		/* cancelled while holding: give the window back */
-		size_t n = evbuffer_get_length(r->held);
-		if (n) {
-			evbuffer_drain(r->held, n);
-			consume(c, r, r->stream_id, n);
-		}
 	}
 }
 

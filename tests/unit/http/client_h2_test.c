@@ -601,6 +601,38 @@ static void test_h2_pause_holds_window(void **state)
 	assert_int_equal(f->up.naccepted, 1);
 }
 
+static void test_h2_cancel_while_paused_returns_window(void **state)
+{
+	struct fx *f = *state;
+	struct rec rc, next;
+	struct mgw_client_req *r;
+
+	/* one stream per connection and one connection: the connection
+	 * window is exactly one stream window, so bytes held by the paused
+	 * stream must be given back when it is cancelled, or the next
+	 * stream on the connection would starve */
+	f->lim.h2_stream_window = 96 * 1024;
+	f->lim.h2_max_streams = 1;
+	f->lim.max_conns_per_origin = 1;
+	fx_start(state, 0, 0, on_big);
+	rec_init(&rc);
+	rc.pause_after_data = 1;
+	r = submit(f, &rc, "GET", "/big", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &rc.ndata));
+	cu_pump(f->base, 30);
+	mgw_client_cancel(r);
+	assert_true(cu_wait(f->base, &f->up.s[0]->rst_received));
+	rec_init(&next);
+	submit(f, &next, "GET", "/big2", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &next.done));
+	assert_int_equal(next.ended, 1);
+	assert_int_equal(evbuffer_get_length(next.body), BIG);
+	assert_int_equal(f->up.naccepted, 1);
+	assert_int_equal(rc.done, 0);
+	rec_deinit(&rc);
+	rec_deinit(&next);
+}
+
 static void test_h2_first_byte_timeout_resets_stream(void **state)
 {
 	struct fx *f = fx_start(state, 0, 0, on_hold);
@@ -660,6 +692,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_sse_streams, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_sends_rst, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_pause_holds_window, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_cancel_while_paused_returns_window, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_first_byte_timeout_resets_stream, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_interim_and_head, fx_setup, fx_teardown),
 	};
