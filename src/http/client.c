@@ -493,6 +493,23 @@ void mgw_cconn_idle(struct mgw_client_conn *c)
 	mgw_origin_kick(o);
 }
 
+/* Output left for the kernel: a request whose last byte went is fully
+ * written; one still being written restarts its idle deadline, so a
+ * large body to a slow upstream fails only when progress stops. */
+static void write_progress(struct mgw_client_conn *c, struct mgw_client_req *r)
+{
+	if (r->sent_all)
+		return;
+	if (r->end_pos && c->written_total >= r->end_pos) {
+		r->sent_all = 1;
+		if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
+			mgw_creq_phase(r, MGW_PH_FIRST);
+		return;
+	}
+	if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
+		mgw_creq_phase(r, MGW_PH_SEND); /* progress: a new deadline */
+}
+
 static void on_out_changed(struct evbuffer *buf,
                            const struct evbuffer_cb_info *info, void *arg)
 {
@@ -503,20 +520,10 @@ static void on_out_changed(struct evbuffer *buf,
 	c->written_total += info->n_deleted;
 	if (!info->n_deleted)
 		return;
-	if (c->req && !c->req->sent_all && c->req->end_pos &&
-	    c->written_total >= c->req->end_pos) {
-		struct mgw_client_req *r = c->req;
-		r->sent_all = 1;
-		if (r->phase == MGW_PH_SEND)
-			mgw_creq_phase(r, MGW_PH_FIRST);
-	}
-	for (struct mgw_client_req *r = c->streams; r; r = r->next) {
-		if (r->sent_all || !r->end_pos || c->written_total < r->end_pos)
-			continue;
-		r->sent_all = 1;
-		if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
-			mgw_creq_phase(r, MGW_PH_FIRST);
-	}
+	if (c->req)
+		write_progress(c, c->req);
+	for (struct mgw_client_req *r = c->streams; r; r = r->next)
+		write_progress(c, r);
 }
 
 void mgw_cconn_mark_end(struct mgw_client_conn *c, struct mgw_client_req *r)
@@ -662,6 +669,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 			conn_try_connect(c);
 			return;
 		}
+		/* every address failed: the next connection resolves again (a
+		 * replaced replica may have a new address) */
+		c->o->cache_until = 0;
 		snprintf(c->msgbuf, sizeof(c->msgbuf), "connect failed: %s",
 		         evutil_socket_error_to_string(err ? err : ECONNREFUSED));
 		conn_fail(c, MGW_EIO, MGW_CLIENT_E_CONNECT, c->msgbuf,

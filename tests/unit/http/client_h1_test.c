@@ -704,6 +704,34 @@ static void test_first_byte_timeout(void **state)
 	assert_int_equal(st.conns_open, 0);
 }
 
+/* Reads the first bytes, then stops reading for good. */
+static void on_stall(struct up_conn *uc)
+{
+	bufferevent_disable(uc->bev, EV_READ);
+}
+
+static void test_send_stall_times_out_not_sent(void **state)
+{
+	struct fx *f = fx_client(state);
+	struct mgw_client_timeouts tmo = {.connect = 5, .first_byte = 5,
+	                                  .idle = 0.2, .total = 0};
+	size_t blen = 32u << 20;
+	unsigned char *body = calloc(1, blen);
+	struct rec rc;
+
+	assert_non_null(body);
+	f->up.on_read = on_stall;
+	rec_init(&rc);
+	submit(f, &rc, "POST", "/upload", NULL, body, blen, &tmo);
+	free(body);
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.failed, 1);
+	assert_int_equal(rc.err.cls, MGW_CLIENT_E_TIMEOUT);
+	assert_true(rc.err.flags & MGW_CLIENT_F_NOT_SENT);
+	assert_non_null(strstr(rc.errmsg, "sending"));
+	rec_deinit(&rc);
+}
+
 static void test_queue_timeout_and_limits(void **state)
 {
 	struct fx *f = *state;
@@ -959,6 +987,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_closed_after_fully_written, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_closed_mid_response, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_first_byte_timeout, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_send_stall_times_out_not_sent, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_timeout_and_limits, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_invalid_requests, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_closes_connection, fx_setup, fx_teardown),
