@@ -421,6 +421,25 @@ static void test_h2_connection_closed_after_request(void **state)
 	assert_int_equal(st.conns_open, 0);
 }
 
+static void test_h2_closed_before_fully_written(void **state)
+{
+	struct fx *f = fx_start(state, 0, 0, on_hold);
+	size_t blen = 1u << 20; /* far beyond the server's 64 KiB window */
+	unsigned char *body = calloc(1, blen);
+	struct rec rc;
+
+	assert_non_null(body);
+	f->up.read_limit = 2000; /* preface, SETTINGS, HEADERS, some DATA */
+	rec_init(&rc);
+	submit(f, &rc, "POST", "/upload", NULL, body, blen, NULL);
+	free(body);
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.failed, 1);
+	assert_int_equal(rc.err.cls, MGW_CLIENT_E_CLOSED);
+	assert_true(rc.err.flags & MGW_CLIENT_F_NOT_SENT);
+	rec_deinit(&rc);
+}
+
 static void test_h2_connect_refused(void **state)
 {
 	struct fx *f = *state;
@@ -688,6 +707,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_reset_before_response_is_not_retry_safe, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_goaway, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_connection_closed_after_request, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_closed_before_fully_written, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_connect_refused, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_sse_streams, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_sends_rst, fx_setup, fx_teardown),

@@ -447,6 +447,10 @@ static void h2up_read(struct up_conn *uc)
 		return;
 	}
 	evbuffer_drain(in, n);
+	if (uc->u->read_limit && evbuffer_get_length(uc->rx) >= uc->u->read_limit) {
+		up_close(uc);
+		return;
+	}
 	h2up_flush(uc);
 }
 
