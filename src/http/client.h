@@ -20,8 +20,8 @@
  * call into this API.  Inside any callback the caller may submit new
  * requests, and pause, resume or cancel any request that has not finished
  * (including the one being reported on, except from its own on_end and
- * on_error).  mgw_client_free and mgw_client_origin_free must not be
- * called from a callback.
+ * on_error), and retire origins.  mgw_client_free must not be called from
+ * a callback.
  *
  * Retry safety.  on_error's flags say whether the request provably did not
  * reach the upstream (MGW_CLIENT_F_NOT_SENT) and whether response bytes
@@ -61,9 +61,10 @@ int mgw_client_origin_new(struct mgw_client *cl,
                           const struct mgw_client_origin_cfg *cfg,
                           struct mgw_client_origin **out);
 
-/* Retires an origin: new requests to it are refused, idle connections
- * close now, and it is freed once its last request has finished (their
- * callbacks still run).  NULL allowed. */
+/* Retires an origin: new requests to it are refused at once, idle
+ * connections close from the loop, and it is freed once its last request
+ * has finished (their callbacks still run).  o must not be used after
+ * this call.  Safe inside callbacks.  NULL allowed. */
 void mgw_client_origin_free(struct mgw_client_origin *o);
 
 /* Name of the origin for logs ("host:port" unless configured). */
