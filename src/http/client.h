@@ -63,8 +63,9 @@ int mgw_client_origin_new(struct mgw_client *cl,
 
 /* Retires an origin: new requests to it are refused at once, idle
  * connections close from the loop, and it is freed once its last request
- * has finished (their callbacks still run).  o must not be used after
- * this call.  Safe inside callbacks.  NULL allowed. */
+ * has finished (their callbacks still run).  The caller drops its pointer
+ * (until the loop next runs, requests to o get MGW_ECLOSED).  Safe inside
+ * callbacks.  NULL allowed. */
 void mgw_client_origin_free(struct mgw_client_origin *o);
 
 /* Name of the origin for logs ("host:port" unless configured). */
