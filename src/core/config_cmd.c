@@ -71,6 +71,17 @@ static void summary(const struct mgw_config *c)
 		       mgw_config_sse_name(c->backend.sse));
 	else
 		printf(", no backend section\n");
+	if (c->has_serve) {
+		size_t servers = 0;
+
+		for (size_t i = 0; i < c->serve.n_upstreams; i++)
+			servers += c->serve.upstreams[i].n_servers;
+		printf("serve: mode %s, %zu upstream group%s, %zu server%s, "
+		       "%zu route%s\n", mgw_config_mode_name(c->serve.mode),
+		       c->serve.n_upstreams, c->serve.n_upstreams == 1 ? "" : "s",
+		       servers, servers == 1 ? "" : "s", c->serve.n_routes,
+		       c->serve.n_routes == 1 ? "" : "s");
+	}
 }
 
 int mgw_check_config_main(int argc, char **argv)

@@ -136,6 +136,22 @@ static void test_no_backend_section(void **state)
 	unlink(path);
 }
 
+static void test_serve_summary(void **state)
+{
+	char path[64], want[256];
+
+	(void)state;
+	write_file(path, "upstreams:\n  - name: a\n    servers:\n"
+	                 "      - url: http://h:1\n      - url: http://h:2\n"
+	                 "mode: auto\n");
+	assert_int_equal(RUN("-c", path), MGW_EXIT_OK);
+	snprintf(want, sizeof(want), "%s: ok\nlisteners: 0, no backend section\n"
+	         "serve: mode auto, 1 upstream group, 2 servers, 1 route\n",
+	         path);
+	assert_string_equal(out, want);
+	unlink(path);
+}
+
 static void test_quiet(void **state)
 {
 	(void)state;
@@ -195,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ok_summary),
 		cmocka_unit_test(test_no_backend_section),
+		cmocka_unit_test(test_serve_summary),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_invalid_file),
 		cmocka_unit_test(test_usage),

@@ -91,6 +91,9 @@ static void assert_all_default(const struct mgw_config *c)
 	assert_true(c->shutdown_timeout == 10.0);
 	assert_int_equal(c->has_backend, 0);
 	assert_backend_default(&c->backend);
+	/* the serve part is covered by config_serve_test.c */
+	assert_int_equal(c->has_serve, 0);
+	assert_int_equal(c->serve.n_upstreams, 0);
 }
 
 static void test_defaults(void **state)
