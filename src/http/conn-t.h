@@ -146,6 +146,8 @@ struct mgw_http_server {
 	struct event *done_ev;  /* runs done from the loop */
 	mgw_http_done_cb done;
 	void *done_arg;
+	mgw_http_refusal_cb refusal;  /* optional refusal body builder */
+	void *refusal_arg;
 	int done_fired;
 	time_t date_t;
 	char date[40];          /* cached IMF-fixdate for the Date field */

@@ -53,6 +53,14 @@ void mgw_x_abort(struct mgw_http_exchange *x);
 /* Delivers on_drain to x when it asked and its queue is low enough. */
 void mgw_x_maybe_drain(struct mgw_http_exchange *x, size_t queued);
 
+/* Body of a refusal with status for a request whose fields so far are
+ * req (may be NULL): the handler's refusal callback, else "STATUS
+ * Reason\n" as text/plain.  *body is malloc'd (free it); NULL only on no
+ * memory. */
+void mgw_refusal_body(struct mgw_http_server *s, int status,
+                      const struct mgw_headers *req, const char **ctype,
+                      char **body, size_t *len);
+
 /* Cached IMF-fixdate for the Date field. */
 const char *mgw_http_date(struct mgw_http_server *s);
 /* 1 when a handler-supplied response field may be sent: valid bytes, not

@@ -354,21 +354,26 @@ static void h1_error(struct mgw_http_conn *c, int status)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	const char *reason = mgw_http_reason(status);
-	char body[80];
-	int blen;
+	const char *ctype;
+	char *body;
+	size_t blen;
 	struct mgw_log_ctx ctx;
 
 	mgw_conn_logctx(c, -1, &ctx);
 	mgw_info(&ctx, "%s: HTTP/1 request refused with %d %s", c->peer, status,
 	         reason);
+	mgw_refusal_body(c->srv, status, c->rx ? &c->rx->req : NULL, &ctype,
+	                 &body, &blen);
 	mgw_x_free(c->rx);
 	c->rx = NULL;
-	blen = snprintf(body, sizeof(body), "%d %s\n", status, reason);
 	evbuffer_add_printf(out,
 	                    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
-	                    "Content-Type: text/plain; charset=utf-8\r\n"
-	                    "Content-Length: %d\r\nConnection: close\r\n\r\n%s",
-	                    status, reason, mgw_http_date(c->srv), blen, body);
+	                    "Content-Type: %s\r\n"
+	                    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	                    status, reason, mgw_http_date(c->srv), ctype, blen);
+	if (body)
+		evbuffer_add(out, body, blen);
+	free(body);
 	c->closing = 1;
 	c->linger = 1;
 	mgw_conn_timer(c, MGW_T_NONE, 0);

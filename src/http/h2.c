@@ -197,19 +197,20 @@ static ssize_t on_data_read(nghttp2_session *ng, int32_t stream_id,
 static void h2_refuse(struct mgw_http_exchange *x, int status)
 {
 	struct mgw_http_conn *c = x->c;
-	char body[80];
-	int blen = snprintf(body, sizeof(body), "%d %s\n", status,
-	                    mgw_http_reason(status));
+	const char *ctype;
+	char *body;
+	size_t blen;
 	struct mgw_log_ctx ctx;
 
 	logctx(x, &ctx);
 	mgw_info(&ctx, "%s: HTTP/2 request refused with %d %s", c->peer, status,
 	         mgw_http_reason(status));
+	mgw_refusal_body(c->srv, status, &x->req, &ctype, &body, &blen);
 	x->refused = 1;
 	x->state = MGW_X_HANDLER; /* mgw_h2_respond expects a live exchange */
 	c->srv->inflight++;
-	mgw_h2_respond(x, status, NULL, "text/plain; charset=utf-8", body,
-	               (size_t)blen);
+	mgw_h2_respond(x, status, NULL, ctype, body, blen);
+	free(body);
 }
 
 static void headers_done(struct mgw_http_conn *c, struct mgw_http_exchange *x,

@@ -139,6 +139,33 @@ const char *mgw_http_date(struct mgw_http_server *s)
 	return s->date;
 }
 
+void mgw_refusal_body(struct mgw_http_server *s, int status,
+                      const struct mgw_headers *req, const char **ctype,
+                      char **body, size_t *len)
+{
+	int n;
+
+	*body = NULL;
+	*len = 0;
+	if (s->refusal &&
+	    s->refusal(status, req, ctype, body, len, s->refusal_arg) == 0 &&
+	    *body)
+		return;
+	*ctype = "text/plain; charset=utf-8";
+	n = snprintf(NULL, 0, "%d %s\n", status, mgw_http_reason(status));
+	if (n < 0 || !(*body = malloc((size_t)n + 1)))
+		return;
+	snprintf(*body, (size_t)n + 1, "%d %s\n", status, mgw_http_reason(status));
+	*len = (size_t)n;
+}
+
+void mgw_http_server_set_refusal_cb(struct mgw_http_server *s,
+                                    mgw_http_refusal_cb cb, void *arg)
+{
+	s->refusal = cb;
+	s->refusal_arg = arg;
+}
+
 int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
                       int have_ctype)
 {

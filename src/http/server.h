@@ -60,6 +60,17 @@ typedef void (*mgw_http_drain_cb)(struct mgw_http_exchange *x, void *arg);
 /* Graceful shutdown finished (all exchanges done or deadline passed). */
 typedef void (*mgw_http_done_cb)(void *arg);
 
+/* Builds the body of an error response the layer sends by itself when it
+ * refuses a request before the handler sees it (413 body too large, 431,
+ * 414, 400, 408, ...).  req is what was parsed of the request's header
+ * fields (possibly incomplete, never the body; NULL when nothing was).
+ * Return 0 with *ctype (a static string), *body (malloc'd; the layer
+ * frees it) and *len to replace the layer's plain-text body, or non-zero
+ * to keep it.  Runs inside the layer: it must not call the server API. */
+typedef int (*mgw_http_refusal_cb)(int status, const struct mgw_headers *req,
+                                   const char **ctype, char **body,
+                                   size_t *len, void *arg);
+
 /* Creates a server on base. lim is copied. Returns NULL on no memory. */
 struct mgw_http_server *mgw_http_server_new(struct event_base *base,
                                             const struct mgw_http_limits *lim,
@@ -68,6 +79,10 @@ struct mgw_http_server *mgw_http_server_new(struct event_base *base,
 /* Closes listeners and all connections at once (aborting exchanges, with
  * their abort callbacks) and frees the server. NULL is allowed. */
 void mgw_http_server_free(struct mgw_http_server *s);
+
+/* Installs (cb NULL: removes) the builder of refusal bodies. */
+void mgw_http_server_set_refusal_cb(struct mgw_http_server *s,
+                                    mgw_http_refusal_cb cb, void *arg);
 
 /* Adds a listener on "HOST:PORT" ("[::1]:0" for IPv6; port 0 picks a free
  * port).  tls NULL = plain listener that serves HTTP/1.1 and detects the

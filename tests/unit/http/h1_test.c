@@ -16,6 +16,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "http/headers.h"
 #include "http/server.h"
 #include "util/time.h"
 #include "testsrv.h"
@@ -369,6 +370,74 @@ static void test_stream_write_unbuffered(void **state)
 	tc_close(&c);
 }
 
+/* mgw_http_stream_abort: the bytes written arrive, then the connection
+ * closes without the last chunk (an incomplete response); no abort
+ * callback runs. */
+static void test_stream_abort(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct mgw_http_exchange *x;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /stream-hold HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ts_wait_held(t, 0);
+	assert_int_equal(mgw_http_stream_write(x, "data: one\n\n", 11), 0);
+	assert_true(tc_wait_raw(&c, "data: one\n\n"));
+	assert_int_equal(mgw_http_stream_abort(x), 0);
+	t->held[0] = NULL;
+	assert_true(tc_closed(&c));
+	assert_null(strstr(c.raw, "0\r\n\r\n"));
+	assert_int_equal(t->aborts, 0);
+	tc_close(&c);
+}
+
+static int refusal_json(int status, const struct mgw_headers *req,
+                        const char **ctype, char **body, size_t *len,
+                        void *arg)
+{
+	int *calls = arg;
+
+	(*calls)++;
+	/* the fields parsed so far are offered */
+	if (status != 413 || !req || !mgw_headers_get(req, "x-want-json"))
+		return -1;
+	*ctype = "application/json";
+	*body = strdup("{\"too\":\"large\"}");
+	*len = strlen(*body);
+	return 0;
+}
+
+/* A refusal-body callback replaces the text of the layer's own answers;
+ * declining keeps the text. */
+static void test_refusal_body(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+	int calls = 0;
+
+	mgw_http_server_set_refusal_cb(t->srv, refusal_json, &calls);
+	tc_open(t, &c);
+	tc_sends(&c, "POST /echo HTTP/1.1\r\nHost: a\r\nX-Want-Json: 1\r\n"
+	             "Content-Length: 1001\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(resp_header(&r, "content-type"), "application/json");
+	assert_string_equal(r.body, "{\"too\":\"large\"}");
+	resp_free(&r);
+	tc_close(&c);
+	tc_open(t, &c);
+	tc_sends(&c, "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.body, "413 Payload Too Large\n");
+	resp_free(&r);
+	tc_close(&c);
+	assert_int_equal(calls, 2);
+	mgw_http_server_set_refusal_cb(t->srv, NULL, NULL);
+}
+
 static void test_abort_on_close(void **state)
 {
 	struct ts *t = *state;
@@ -573,6 +642,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_response_fields, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_head, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),

@@ -671,6 +671,73 @@ static void test_header_timeout(void **state)
 	ts_stop(&t);
 }
 
+/* mgw_http_stream_abort: the client sees RST_STREAM(INTERNAL_ERROR) after
+ * the data already written, never END_STREAM; no abort callback runs and
+ * the connection carries on. */
+static void test_stream_abort(void **state)
+{
+	struct ts *t = *state;
+	struct h2c c;
+	struct h2s *s;
+	struct mgw_http_exchange *x;
+	int32_t id;
+	uint64_t end;
+
+	h2c_open(t, &c);
+	id = h2c_req(&c, "GET", "/stream-hold", NULL, NULL, 0);
+	x = h2c_wait_held(&c, 0);
+	assert_int_equal(mgw_http_stream_write(x, "data: one\n\n", 11), 0);
+	end = mgw_now_ms() + TS_WAIT_MS;
+	while (!((s = find(&c, id))->body) && mgw_now_ms() < end)
+		h2c_pump(&c);
+	assert_int_equal(mgw_http_stream_abort(x), 0);
+	t->held[0] = NULL;
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->err, NGHTTP2_INTERNAL_ERROR);
+	assert_string_equal(s->body, "data: one\n\n");
+	assert_int_equal(t->aborts, 0);
+	/* not streaming (any more): refused */
+	assert_int_equal(mgw_http_stream_abort(NULL), MGW_EINVAL);
+	id = h2c_req(&c, "GET", "/echo", NULL, NULL, 0);
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 200);
+	h2c_close(&c);
+}
+
+static int refusal_json(int status, const struct mgw_headers *req,
+                        const char **ctype, char **body, size_t *len,
+                        void *arg)
+{
+	(void)req;
+	(void)arg;
+	if (status != 413)
+		return -1;
+	*ctype = "application/json";
+	*body = strdup("{\"too\":\"large\"}");
+	*len = strlen(*body);
+	return 0;
+}
+
+/* A refusal-body callback replaces the layer's text for HTTP/2 refusals. */
+static void test_refusal_body(void **state)
+{
+	struct ts *t = *state;
+	struct h2c c;
+	struct h2s *s;
+	static char big[4000];
+	int32_t id;
+
+	mgw_http_server_set_refusal_cb(t->srv, refusal_json, NULL);
+	memset(big, 'b', sizeof(big) - 1); /* over max_body (1000) */
+	h2c_open(t, &c);
+	id = h2c_req(&c, "POST", "/echo", big, NULL, 0);
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 413);
+	assert_string_equal(s->ctype, "application/json");
+	assert_string_equal(s->body, "{\"too\":\"large\"}");
+	h2c_close(&c);
+}
+
 int main(void)
 {
 	mgw_log_set_level(MGW_LOG_WARN);
@@ -682,6 +749,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flow_control, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_goaway, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_abort, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refusal_body, setup, teardown),
 		cmocka_unit_test(test_idle_timeout),
 		cmocka_unit_test(test_body_timeout),
 		cmocka_unit_test(test_header_timeout),
