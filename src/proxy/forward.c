@@ -969,6 +969,27 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 	start_attempt(q, 0, MGW_PERR_NO_UPSTREAM, NULL);
 }
 
+int mgw_fwd_refusal_body(int status, const struct mgw_headers *req,
+                         const char **ctype, char **body, size_t *len,
+                         void *arg)
+{
+	struct mgw_proxy_reply r;
+
+	(void)arg;
+	if (status != 413 || !req ||
+	    !mgw_proxy_wants_jsonrpc(NULL, mgw_headers_get(req, "content-type"),
+	                             mgw_headers_get(req, "accept"), 0))
+		return -1;
+	if (mgw_proxy_reply_error(&r, MGW_PERR_TOO_LARGE,
+	                          "request too large (limits.max_body)", 1,
+	                          NULL) != 0)
+		return -1;
+	*ctype = r.content_type;
+	*body = r.body; /* ownership moves to the server layer */
+	*len = r.len;
+	return 0;
+}
+
 /* ---- per-worker setup ------------------------------------------------- */
 
 static uint32_t share(uint32_t total, unsigned n)

@@ -61,6 +61,15 @@ void mgw_fwd_free(struct mgw_fwd *f);
 /* The HTTP server handler (mgw_http_handler_cb); arg is the forwarder. */
 void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg);
 
+/* The server layer's refusal-body builder (mgw_http_refusal_cb) for the
+ * gateway: a request refused for its size (413, before its body was read,
+ * so without an id) gets the JSON-RPC error -32004 with a null id when it
+ * declared a JSON body or accepts JSON; every other refusal keeps the
+ * layer's plain text.  arg is unused. */
+int mgw_fwd_refusal_body(int status, const struct mgw_headers *req,
+                         const char **ctype, char **body, size_t *len,
+                         void *arg);
+
 /* 1 when a GET or DELETE is aimed at the MCP endpoint, which stateless
  * mode answers 405 itself: the path is "/mcp", or the request carries an
  * MCP transport header (Mcp-Session-Id, MCP-Protocol-Version,

@@ -60,6 +60,7 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	                              w->fwd);
 	if (!w->http)
 		goto nomem;
+	mgw_http_server_set_refusal_cb(w->http, mgw_fwd_refusal_body, NULL);
 	return w;
 nomem:
 	snprintf(err, errlen, "out of memory");
