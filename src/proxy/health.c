@@ -431,8 +431,9 @@ struct mgw_health *mgw_health_new(struct event_base *base,
 	 * the listener behind it is gone, or fail only because the server
 	 * closed it while idle. */
 	mgw_client_limits_default(&lim);
-	lim.max_idle_per_origin = 0;
-	lim.keepalive_timeout = 0;
+	lim.max_idle_per_origin = 0;      /* HTTP/1.1: close after each probe */
+	lim.keepalive_timeout = 0.001;    /* HTTP/2: close once streamless
+	                                   * (0 would mean "never" there) */
 	lim.max_conns_per_origin = 2;
 	lim.max_pending_per_origin = 2;
 	h->client = mgw_client_new(base, &lim);

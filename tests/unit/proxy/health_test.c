@@ -122,6 +122,8 @@ struct srv {
 	int hold;                     /* keep requests unanswered */
 	struct mgw_http_exchange *held;
 	int requests;
+	int version;                  /* of the last request: 11 or 20 */
+	uint64_t conn_ids[8];         /* connection of each request */
 	char method[16];
 	char path[256];
 	char body[1024];
@@ -137,7 +139,10 @@ static void on_request(struct mgw_http_exchange *x, void *arg)
 	static const char ok[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpgw-health\","
 	                         "\"result\":{}}";
 
+	if (s->requests < 8)
+		s->conn_ids[s->requests] = mgw_http_conn_id(x);
 	s->requests++;
+	s->version = mgw_http_version(x);
 	snprintf(s->method, sizeof(s->method), "%s", mgw_http_method(x));
 	snprintf(s->path, sizeof(s->path), "%s", mgw_http_target(x));
 	snprintf(s->body, sizeof(s->body), "%.*s", (int)blen, (const char *)b);
@@ -338,6 +343,41 @@ static void test_http_probe_down_and_up(void **state)
 	assert_int_equal(st.went_down, 1);
 }
 
+/* Every probe opens its own connection (a pooled one could outlive the
+ * listener behind it), over HTTP/1.1 and HTTP/2 alike. */
+static void check_fresh_connections(struct fx *f, const char *protocol,
+                                    int version)
+{
+	char doc[1024];
+
+	srv_start(&f->srv, "127.0.0.1:0");
+	snprintf(doc, sizeof(doc),
+	         "upstreams:\n"
+	         "  - name: g\n"
+	         "    protocol: %s\n"
+	         "    servers:\n"
+	         "      - url: http://%s\n"
+	         "    health:\n"
+	         "      interval: 50ms\n", protocol, f->srv.addr);
+	start_checker(f, doc);
+	WAIT(f, ok, 3);
+	assert_int_equal(f->srv.version, version);
+	assert_true(f->srv.requests >= 3);
+	for (int i = 1; i < 3; i++)
+		assert_true(f->srv.conn_ids[i] != f->srv.conn_ids[i - 1]);
+	assert_int_equal(atomic_load(&server(f, 0, 0)->health_up), 1);
+}
+
+static void test_fresh_connection_h1(void **state)
+{
+	check_fresh_connections(*state, "http1", 11);
+}
+
+static void test_fresh_connection_h2c(void **state)
+{
+	check_fresh_connections(*state, "h2c", 20);
+}
+
 static void test_dead_at_start(void **state)
 {
 	struct fx *f = *state;
@@ -518,6 +558,10 @@ int main(void)
 		cmocka_unit_test(test_sm_runs_must_be_consecutive),
 		cmocka_unit_test(test_sm_rise_fall_one),
 		cmocka_unit_test_setup_teardown(test_http_probe_down_and_up, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_fresh_connection_h1, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_fresh_connection_h2c, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_dead_at_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unexpected_status, setup,
