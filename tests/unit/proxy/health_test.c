@@ -23,10 +23,12 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
+#include "../http/testsrv.h" /* ts_make_cert */
 #include "core/config.h"
 #include "core/log.h"
 #include "http/headers.h"
 #include "http/server.h"
+#include "net/tls.h"
 #include "proxy/health.h"
 #include "proxy/upstream.h"
 
@@ -162,16 +164,22 @@ static void on_request(struct mgw_http_exchange *x, void *arg)
 		mgw_http_respond(x, 404, NULL, NULL, NULL, 0);
 }
 
-/* Starts the server on addr ("127.0.0.1:0" for a fresh port). */
-static void srv_start(struct srv *s, const char *addr)
+/* Starts the server on addr ("127.0.0.1:0" for a fresh port), plain or
+ * with TLS. */
+static void srv_start_tls(struct srv *s, const char *addr, SSL_CTX *tls)
 {
 	struct mgw_http_limits lim;
 
 	mgw_http_limits_default(&lim);
 	s->http = mgw_http_server_new(s->base, &lim, on_request, s);
 	assert_non_null(s->http);
-	assert_int_equal(mgw_http_server_listen(s->http, addr, NULL, s->addr,
+	assert_int_equal(mgw_http_server_listen(s->http, addr, tls, s->addr,
 	                                        sizeof(s->addr)), 0);
+}
+
+static void srv_start(struct srv *s, const char *addr)
+{
+	srv_start_tls(s, addr, NULL);
 }
 
 static void srv_stop(struct srv *s)
@@ -378,6 +386,62 @@ static void test_fresh_connection_h2c(void **state)
 	check_fresh_connections(*state, "h2c", 20);
 }
 
+/* https servers are probed over TLS with the group's context: verified
+ * against tls.ca_file (and the name), over ALPN or HTTP/1.1.  A server
+ * whose certificate does not verify is down. */
+static void test_https_probe(void **state)
+{
+	struct fx *f = *state;
+	char dir[] = "/tmp/mgw-health-XXXXXX", cert[256], key[256], doc[2048];
+	char e[256], cmd[300];
+	SSL_CTX *tls;
+	struct mgw_health_stats st;
+
+	assert_non_null(mkdtemp(dir));
+	ts_make_cert(dir, cert, sizeof(cert), key, sizeof(key));
+	tls = mgw_tls_server_ctx(cert, key, e, sizeof(e));
+	assert_non_null(tls);
+	srv_start_tls(&f->srv, "127.0.0.1:0", tls);
+	SSL_CTX_free(tls); /* the listener holds its own reference */
+	snprintf(doc, sizeof(doc),
+	         "upstreams:\n"
+	         "  - name: alpn\n"
+	         "    protocol: alpn\n"
+	         "    tls:\n"
+	         "      ca_file: %s\n"
+	         "    servers:\n"
+	         "      - url: https://%s\n"
+	         "    health:\n"
+	         "      interval: 1h\n"
+	         "  - name: h1tls\n"
+	         "    tls:\n"
+	         "      ca_file: %s\n"
+	         "      sni: localhost\n"
+	         "    servers:\n"
+	         "      - url: https://%s\n"
+	         "    health:\n"
+	         "      interval: 1h\n"
+	         "  - name: untrusted\n"
+	         "    servers:\n"
+	         "      - url: https://%s\n"
+	         "    health:\n"
+	         "      interval: 1h\n",
+	         cert, f->srv.addr, cert, f->srv.addr, f->srv.addr);
+	start_checker(f, doc);
+	WAIT(f, probes, 3);
+	st = WAIT(f, went_down, 1);
+	WAIT(f, ok, 2);
+	mgw_health_stats(f->h, &st);
+	assert_int_equal(st.failed, 1);
+	assert_int_equal(atomic_load(&server(f, 0, 0)->health_up), 1);
+	assert_int_equal(atomic_load(&server(f, 1, 0)->health_up), 1);
+	/* the system store does not know the self-signed certificate */
+	assert_int_equal(atomic_load(&server(f, 2, 0)->health_up), 0);
+	assert_int_equal(f->srv.requests, 2);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_dead_at_start(void **state)
 {
 	struct fx *f = *state;
@@ -563,6 +627,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_fresh_connection_h2c, setup,
 		                                teardown),
+		cmocka_unit_test_setup_teardown(test_https_probe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dead_at_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unexpected_status, setup,
 		                                teardown),
