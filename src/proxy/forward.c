@@ -496,9 +496,7 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 		if (rc == 0) {
 			mgw_upstream_acquire(s);
 			q->srv = s;
-			if (q->attempts == 1)
-				mgw_retry_budget_request(f->ups->budget, now);
-			else
+			if (is_retry)
 				f->st.retries++;
 			return 0;
 		}
@@ -795,6 +793,32 @@ static enum mgw_proxy_error error_kind(const struct mgw_client_error *e)
 	}
 }
 
+/* The message of a gateway error built from a client-layer failure.
+ * Timeouts name which one (the client layer's static "first-byte
+ * timeout" and the like); other classes get a fixed phrase, so that no
+ * upstream address or system detail reaches the client. */
+static void describe(const struct mgw_client_error *e, enum mgw_proxy_error kind,
+                     char *buf, size_t len)
+{
+	const char *what;
+
+	switch (e->cls) {
+	case MGW_CLIENT_E_TIMEOUT:
+		snprintf(buf, len, "upstream server timed out (%s)",
+		         e->msg ? e->msg : "timeout");
+		return;
+	case MGW_CLIENT_E_DNS: what = "upstream name did not resolve"; break;
+	case MGW_CLIENT_E_CONNECT: what = "could not connect to an upstream server"; break;
+	case MGW_CLIENT_E_TLS: what = "TLS with the upstream server failed"; break;
+	case MGW_CLIENT_E_PROTO: what = "invalid response from the upstream server"; break;
+	case MGW_CLIENT_E_REFUSED: what = "upstream server refused the request"; break;
+	case MGW_CLIENT_E_RESET: what = "upstream server reset the request"; break;
+	case MGW_CLIENT_E_CLOSED: what = "upstream server closed the connection"; break;
+	default: what = mgw_proxy_error_info(kind)->message; break;
+	}
+	snprintf(buf, len, "%s", what);
+}
+
 static void on_up_error(struct mgw_client_req *r,
                         const struct mgw_client_error *e, void *arg)
 {
@@ -826,9 +850,7 @@ static void on_up_error(struct mgw_client_req *r,
 		                                         : "upstream failed mid-response");
 		return;
 	}
-	snprintf(detail, sizeof(detail), "%s: %s",
-	         mgw_proxy_error_info(kind)->message,
-	         mgw_client_err_class_name(e->cls));
+	describe(e, kind, detail, sizeof(detail));
 	if (q->mode == RESP_NONE && (e->flags & MGW_CLIENT_F_NOT_SENT) &&
 	    !(e->flags & MGW_CLIENT_F_RESP_BYTES) &&
 	    q->attempts <= q->route->conf->retries) {
@@ -966,6 +988,8 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 		return;
 	}
 	mgw_http_set_callbacks(x, on_client_abort, on_client_drain, q);
+	/* the budget's base: every client request that goes upstream */
+	mgw_retry_budget_request(f->ups->budget, q->t0);
 	start_attempt(q, 0, MGW_PERR_NO_UPSTREAM, NULL);
 }
 
