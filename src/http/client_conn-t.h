@@ -10,6 +10,7 @@
 
 #include <http_parser.h>
 
+#include "http/chunked-t.h"
 #include "http/client-t.h"
 #include "http/headers-t.h"
 #include "net/resolve.h"
@@ -140,11 +141,7 @@ struct mgw_client_conn {
 	                             * trailers (dropped) */
 	unsigned eof_err : 1;       /* the close was an error, not a FIN */
 	unsigned chunk_mode : 1;    /* body is being de-chunked by us */
-	int ck_state;               /* chunked decoder state (client_h1.c) */
-	uint64_t ck_left;           /* bytes left in the current chunk */
-	size_t ck_digits;
-	size_t ck_line;             /* bytes of the current size/trailer line */
-	size_t ck_trailer_bytes;
+	struct mgw_chunked ck;      /* chunked decoder (http/chunked.h) */
 	const char *eof_msg;
 	unsigned sc_in_head : 1;    /* raw scanner state */
 	unsigned sc_cr : 1;

@@ -12,10 +12,10 @@
  * again when its response was read completely, allowed persistence, the
  * request was fully written and nothing followed the response.
  *
- * Chunked bodies are decoded here rather than by http-parser, whose
- * non-strict build accepts any two bytes where a chunk's CRLF belongs (so
- * "2\r\nokXX0\r\n\r\n" would pass); the decoder below insists on exact
- * CRLFs, bounded hex sizes and clean trailer lines.
+ * Chunked bodies are decoded by http/chunked.c rather than by http-parser,
+ * whose non-strict build accepts any two bytes where a chunk's CRLF
+ * belongs (so "2\r\nokXX0\r\n\r\n" would pass); that decoder insists on
+ * exact CRLFs, bounded hex sizes and clean trailer lines.
  *
  * Streaming.  Body bytes go to on_data as they come off the socket, from
  * the parser callback or the chunk decoder.  Pausing stops parsing (the
@@ -32,6 +32,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "http/chunked.h"
 #include "http/client_conn.h"
 #include "http/headers.h"
 
@@ -291,11 +292,7 @@ static int on_headers_complete(http_parser *p)
 	if (!skip && (p->flags & F_CHUNKED)) {
 		/* http-parser ends the message here; our decoder takes over */
 		c->chunk_mode = 1;
-		c->ck_state = 0;
-		c->ck_left = 0;
-		c->ck_digits = 0;
-		c->ck_line = 0;
-		c->ck_trailer_bytes = 0;
+		mgw_chunked_init(&c->ck, c->o->cl->lim.max_header_bytes);
 		skip = 1;
 	}
 	mgw_creq_head(r);
@@ -333,162 +330,15 @@ static int on_message_complete(http_parser *p)
 	return 0;
 }
 
-/* Chunked decoder states. */
-enum {
-	CK_SIZE = 0,   /* hex digits */
-	CK_EXT,        /* chunk extension up to CR */
-	CK_SIZE_LF,    /* LF after the size line */
-	CK_DATA,
-	CK_DATA_CR,
-	CK_DATA_LF,
-	CK_TRAILER,    /* start of a trailer line (or the final CRLF) */
-	CK_TRAILER_LINE,
-	CK_TRAILER_LF,
-	CK_END_LF,     /* LF of the final empty line */
-};
-
-static int hexval(unsigned char ch)
+/* Chunk data for the response: hands it on and stops the decoder when
+ * the consumer paused or cancelled the request meanwhile. */
+static int on_chunk_data(void *arg, const unsigned char *p, size_t n)
 {
-	if (ch >= '0' && ch <= '9')
-		return ch - '0';
-	if (ch >= 'a' && ch <= 'f')
-		return ch - 'a' + 10;
-	if (ch >= 'A' && ch <= 'F')
-		return ch - 'A' + 10;
-	return -1;
-}
-
-/* Decodes chunked body bytes from p, delivering data to r.  Sets *used to
- * the bytes consumed; stops early when the request is paused or cancelled
- * by a callback, or when the body ended (c->msg_done).  Returns 0 or an
- * error with c->hp_msg set. */
-static int chunk_feed(struct mgw_client_conn *c, const unsigned char *p,
-                      size_t len, size_t *used)
-{
-	const struct mgw_client_limits *lim = &c->o->cl->lim;
+	struct mgw_client_conn *c = arg;
 	struct mgw_client_req *r = c->req;
-	size_t i = 0;
 
-	*used = 0;
-	while (i < len && !c->msg_done) {
-		unsigned char ch = p[i];
-		int h;
-
-		switch (c->ck_state) {
-		case CK_SIZE:
-			h = hexval(ch);
-			if (h >= 0) {
-				if (++c->ck_digits > 15)
-					goto bad_size;
-				c->ck_left = c->ck_left * 16 + (uint64_t)h;
-				i++;
-				break;
-			}
-			if (c->ck_digits == 0)
-				goto bad_size;
-			if (ch == ';' || ch == ' ' || ch == '\t') {
-				c->ck_state = CK_EXT;
-				c->ck_line = 0;
-				i++;
-				break;
-			}
-			if (ch != '\r')
-				goto bad_size;
-			c->ck_state = CK_SIZE_LF;
-			i++;
-			break;
-		case CK_EXT:
-			i++;
-			if (ch == '\r') {
-				c->ck_state = CK_SIZE_LF;
-				break;
-			}
-			if ((ch < 0x20 && ch != '\t') || ch == 0x7f ||
-			    ++c->ck_line > 4096)
-				goto bad_size;
-			break;
-		case CK_SIZE_LF:
-			if (ch != '\n')
-				goto bad_size;
-			i++;
-			c->ck_digits = 0;
-			c->ck_state = c->ck_left ? CK_DATA : CK_TRAILER;
-			break;
-		case CK_DATA: {
-			size_t n = len - i;
-			if (n > c->ck_left)
-				n = (size_t)c->ck_left;
-			c->ck_left -= n;
-			if (!c->ck_left)
-				c->ck_state = CK_DATA_CR;
-			mgw_creq_data(r, p + i, n);
-			i += n;
-			if (r->state == MGW_CRQ_DONE || r->paused) {
-				*used = i;
-				return 0;
-			}
-			break;
-		}
-		case CK_DATA_CR:
-			if (ch != '\r')
-				goto bad_data;
-			c->ck_state = CK_DATA_LF;
-			i++;
-			break;
-		case CK_DATA_LF:
-			if (ch != '\n')
-				goto bad_data;
-			c->ck_state = CK_SIZE;
-			i++;
-			break;
-		case CK_TRAILER:
-			if (ch == '\r') {
-				c->ck_state = CK_END_LF;
-				i++;
-				break;
-			}
-			if (ch == ' ' || ch == '\t')
-				goto bad_trailer; /* obs-fold */
-			c->ck_state = CK_TRAILER_LINE;
-			break;
-		case CK_TRAILER_LINE:
-			i++;
-			if (ch == '\r') {
-				c->ck_state = CK_TRAILER_LF;
-				break;
-			}
-			if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-				goto bad_trailer;
-			if (++c->ck_trailer_bytes > lim->max_header_bytes) {
-				c->hp_msg = "response trailers too large";
-				return MGW_ELIMIT;
-			}
-			break;
-		case CK_TRAILER_LF:
-			if (ch != '\n')
-				goto bad_trailer;
-			c->ck_state = CK_TRAILER; /* trailer fields are dropped */
-			i++;
-			break;
-		case CK_END_LF:
-			if (ch != '\n')
-				goto bad_trailer;
-			i++;
-			c->msg_done = 1;
-			break;
-		}
-	}
-	*used = i;
-	return 0;
-bad_size:
-	c->hp_msg = "invalid chunk size line in response";
-	return MGW_EPROTO;
-bad_data:
-	c->hp_msg = "chunk data not followed by CRLF in response";
-	return MGW_EPROTO;
-bad_trailer:
-	c->hp_msg = "invalid trailer section in response";
-	return MGW_EPROTO;
+	mgw_creq_data(r, p, n);
+	return r->state == MGW_CRQ_DONE || r->paused;
 }
 
 static const http_parser_settings settings = {
@@ -649,12 +499,15 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
 		if (c->chunk_mode) {
-			int rv = chunk_feed(c, v.iov_base, v.iov_len, &n);
+			int rv = mgw_chunked_feed(&c->ck, v.iov_base, v.iov_len, &n,
+			                          on_chunk_data, c);
 			evbuffer_drain(in, n);
 			if (rv) {
-				proto_fail(c, rv, c->hp_msg);
+				proto_fail(c, rv, mgw_chunked_error(&c->ck));
 				return;
 			}
+			if (mgw_chunked_done(&c->ck))
+				c->msg_done = 1;
 			if (c->msg_done) {
 				finish(c);
 				return;
