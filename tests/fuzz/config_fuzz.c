@@ -3,7 +3,10 @@
  * or fail without crashing, leaking or tripping a sanitizer; a failure must
  * be one line that names the file and a 1-based LINE:COLUMN (or the file
  * alone), and a success must hold the invariants the rest of mcpgw relies
- * on (every listener has an address, TLS has both files or neither).
+ * on (every listener has an address, TLS has both files or neither; a
+ * gateway section has groups with servers whose URLs parse and fit the
+ * group's protocol, unique names, routes naming existing groups, and
+ * max_ejection >= base_ejection).
  *
  * Build (from the source tree, $B a configured build dir, see README.md):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "core/config.h"
+#include "util/url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -62,6 +66,54 @@ static void check_config(const struct mgw_config *c)
 		abort();
 }
 
+static int has_group(const struct mgw_serve_conf *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_upstreams; i++)
+		if (strcmp(s->upstreams[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+static void check_serve(const struct mgw_config *c)
+{
+	const struct mgw_serve_conf *s = &c->serve;
+
+	if (!c->has_serve) {
+		if (s->n_upstreams || s->n_routes)
+			abort();
+		return;
+	}
+	if (s->n_upstreams == 0 || s->n_routes == 0)
+		abort();
+	for (size_t i = 0; i < s->n_upstreams; i++) {
+		const struct mgw_upstream_conf *u = &s->upstreams[i];
+
+		if (!u->name || u->n_servers == 0 || !u->health.method ||
+		    !u->health.body)
+			abort();
+		if (u->balancer == MGW_BAL_HASH && !u->hash_header)
+			abort();
+		if (u->outlier.max_ejection < u->outlier.base_ejection)
+			abort();
+		for (size_t j = 0; j < u->n_servers; j++) {
+			struct mgw_url url;
+
+			if (mgw_url_parse(u->servers[j].url, &url, NULL, 0) != 0 ||
+			    u->servers[j].weight < 1 || u->servers[j].weight > 1000)
+				abort();
+			if ((url.tls && u->protocol == MGW_UP_H2C) ||
+			    (!url.tls && u->protocol == MGW_UP_ALPN))
+				abort();
+		}
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(s->upstreams[j].name, u->name) == 0)
+				abort();
+	}
+	for (size_t i = 0; i < s->n_routes; i++)
+		if (!s->routes[i].upstream || !has_group(s, s->routes[i].upstream))
+			abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[512];
@@ -75,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check_config(c);
+	check_serve(c);
 	mgw_config_free(c);
 	return 0;
 }
