@@ -10,6 +10,7 @@
 
 #include <http_parser.h>
 
+#include "http/chunked-t.h"
 #include "http/headers-t.h"
 #include "http/server.h"
 
@@ -115,6 +116,9 @@ struct mgw_http_conn {
 	unsigned sc_lf : 1;               /* at the start of a line */
 	unsigned sc_any : 1;              /* request line seen */
 	size_t sc_bytes;
+	/* chunked request body, decoded by us once http-parser read the head */
+	unsigned ck_mode : 1;
+	struct mgw_chunked ck;
 
 	/* HTTP/2 */
 	struct nghttp2_session *ng;

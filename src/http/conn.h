@@ -73,6 +73,15 @@ int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
 /* ---- h1.c ---- */
 void mgw_h1_start(struct mgw_http_conn *c);
 void mgw_h1_deinit(struct mgw_http_conn *c);
+/* Parses request bytes p[0..len) on c without touching its input buffer:
+ * the raw head scan, http-parser for the head (and a Content-Length body),
+ * the strict chunked decoder for a chunked body.  Sets *used to the bytes
+ * taken; when a request is complete, c->hp_ready is set, c->rx holds it
+ * and nothing after it was taken.  Returns 0, or the HTTP status to refuse
+ * with (the connection must then close).  mgw_h1_process is its caller on
+ * live connections; the fuzz target drives it directly. */
+int mgw_h1_parse(struct mgw_http_conn *c, const unsigned char *p, size_t len,
+                 size_t *used);
 /* Parses buffered input, dispatches complete requests one at a time,
  * delivers drain callbacks, closes when done.  c may be freed. */
 void mgw_h1_process(struct mgw_http_conn *c);

@@ -11,6 +11,15 @@
  * on_headers_complete.  Any failure answers a short error with
  * "Connection: close" and closes.
  *
+ * Chunked bodies.  The same http-parser build takes any two bytes where
+ * the CRLF after chunk data belongs, so "2\r\nokXX0\r\n\r\n" would be the
+ * body "ok" here while a front proxy may frame it otherwise (request
+ * smuggling).  So for a chunked request http-parser is stopped after the
+ * head (on_headers_complete skips the body) and the body goes through the
+ * strict decoder of http/chunked.c, which also checks trailer lines; the
+ * request is complete at the final CRLF, and the bytes after it are the
+ * next request.
+ *
  * Pipelining.  One request at a time: the parser is paused at the end of
  * each message, the handler gets it, and parsing resumes only when the
  * response is complete, so answers leave in request order.  Input keeps
@@ -29,6 +38,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "http/chunked.h"
 #include "http/conn.h"
 #include "http/headers.h"
 
@@ -173,14 +183,12 @@ static int commit_header(struct mgw_http_conn *c)
 	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
 	    !mgw_header_value_valid(c->hval ? c->hval : "", vl))
 		return fail(c, 400);
-	if (!x->headers_done) {
-		if (x->req.n + 1 > c->srv->lim.max_headers)
-			return fail(c, 431);
-		if (mgw_headers_add(&x->req, c->hname, c->hname_len,
-		                    c->hval ? c->hval : "", vl))
-			return fail(c, 503);
-	}
-	/* trailer fields of a chunked body are validated and dropped */
+	/* only head fields come here: trailers go to the chunked decoder */
+	if (x->req.n + 1 > c->srv->lim.max_headers)
+		return fail(c, 431);
+	if (mgw_headers_add(&x->req, c->hname, c->hname_len,
+	                    c->hval ? c->hval : "", vl))
+		return fail(c, 503);
 	c->hname_len = c->hval_len = 0;
 	c->hp_last_value = 0;
 	return 0;
@@ -226,7 +234,9 @@ static int all_digits(const char *s)
 }
 
 /* The framing checks that keep two HTTP/1 parsers from disagreeing on
- * where this request ends (request smuggling), plus limits known now. */
+ * where this request ends (request smuggling), plus limits known now.
+ * Returns 1 (http-parser: no body) for a chunked request, whose body the
+ * strict decoder reads instead. */
 static int on_headers_complete(http_parser *p)
 {
 	struct mgw_http_conn *c = pconn(p);
@@ -285,9 +295,16 @@ static int on_headers_complete(http_parser *p)
 	x->keep_alive = http_should_keep_alive(p) && !c->srv->shutting_down;
 	if (has_body)
 		mgw_conn_timer(c, MGW_T_BODY, lim->body_timeout);
+	if (p->flags & F_CHUNKED) {
+		/* trailers share the head's byte limit */
+		c->ck_mode = 1;
+		mgw_chunked_init(&c->ck, lim->max_header_bytes);
+		return 1;
+	}
 	return 0;
 }
 
+/* Content-Length bodies only: chunked ones never reach http-parser. */
 static int on_body(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_http_conn *c = pconn(p);
@@ -304,6 +321,12 @@ static int on_message_complete(http_parser *p)
 {
 	struct mgw_http_conn *c = pconn(p);
 
+	if (c->ck_mode) {
+		/* only the head of a chunked request: hold the parser until
+		 * the decoder found the body's end and the request was answered */
+		http_parser_pause(p, 1);
+		return 0;
+	}
 	c->hp_ready = 1;
 	mgw_conn_timer(c, MGW_T_NONE, 0);
 	scan_reset(c);
@@ -366,6 +389,7 @@ static void h1_error(struct mgw_http_conn *c, int status)
 	                 &body, &blen);
 	mgw_x_free(c->rx);
 	c->rx = NULL;
+	c->ck_mode = 0;
 	evbuffer_add_printf(out,
 	                    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
 	                    "Content-Type: %s\r\n"
@@ -385,6 +409,77 @@ void mgw_h1_timeout(struct mgw_http_conn *c)
 	mgw_h1_process(c);
 }
 
+/* Decoded chunk data: into the request body, within max_body. */
+static int on_chunk_data(void *arg, const unsigned char *p, size_t n)
+{
+	struct mgw_http_conn *c = arg;
+	int rc = mgw_x_body_append(c->rx, p, n);
+
+	if (rc)
+		c->hp_err = rc == MGW_ELIMIT ? 413 : 503;
+	return rc;
+}
+
+static int parse_chunked(struct mgw_http_conn *c, const unsigned char *p,
+                         size_t len, size_t *used)
+{
+	int rc = mgw_chunked_feed(&c->ck, p, len, used, on_chunk_data, c);
+
+	if (rc) {
+		struct mgw_log_ctx ctx;
+
+		if (c->hp_err)
+			return c->hp_err;
+		mgw_conn_logctx(c, -1, &ctx);
+		mgw_info(&ctx, "%s: HTTP/1 chunked body: %s", c->peer,
+		         mgw_chunked_error(&c->ck));
+		return rc == MGW_ELIMIT ? 431 : 400;
+	}
+	if (mgw_chunked_done(&c->ck)) {
+		/* what on_message_complete does for other bodies; the parser
+		 * is still paused since the head */
+		c->ck_mode = 0;
+		c->hp_ready = 1;
+		mgw_conn_timer(c, MGW_T_NONE, 0);
+		scan_reset(c);
+	}
+	return 0;
+}
+
+int mgw_h1_parse(struct mgw_http_conn *c, const unsigned char *p, size_t len,
+                 size_t *used)
+{
+	struct mgw_log_ctx ctx;
+	size_t feed = len, n;
+	enum http_errno e;
+	int st;
+
+	*used = 0;
+	if (c->ck_mode)
+		return parse_chunked(c, p, len, used);
+	if (c->sc_in_head) {
+		st = scan_head(c, p, len, &feed);
+		if (st)
+			return st;
+	}
+	if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
+		http_parser_pause(&c->hp, 0);
+	n = http_parser_execute(&c->hp, &settings, (const char *)p, feed);
+	*used = n;
+	e = HTTP_PARSER_ERRNO(&c->hp);
+	if (e != HPE_OK && e != HPE_PAUSED) {
+		if (c->hp_err)
+			return c->hp_err;
+		mgw_conn_logctx(c, -1, &ctx);
+		mgw_info(&ctx, "%s: HTTP/1 parse error %s", c->peer,
+		         http_errno_name(e));
+		return e == HPE_HEADER_OVERFLOW ? 431 : 400;
+	}
+	if (!c->hp_ready && !c->ck_mode && n < feed)
+		return 400; /* the parser stopped without saying why */
+	return 0;
+}
+
 void mgw_h1_process(struct mgw_http_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
@@ -393,33 +488,14 @@ void mgw_h1_process(struct mgw_http_conn *c)
 		mgw_x_maybe_drain(c->active, mgw_conn_outlen(c));
 	while (!c->active && !c->closing) {
 		struct evbuffer_iovec v;
-		size_t feed, n;
-		enum http_errno e;
+		size_t n;
 		int st;
 
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
 			break;
-		feed = v.iov_len;
-		if (c->sc_in_head) {
-			st = scan_head(c, v.iov_base, v.iov_len, &feed);
-			if (st) {
-				h1_error(c, st);
-				break;
-			}
-		}
-		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		n = http_parser_execute(&c->hp, &settings, v.iov_base, feed);
-		e = HTTP_PARSER_ERRNO(&c->hp);
+		st = mgw_h1_parse(c, v.iov_base, v.iov_len, &n);
 		evbuffer_drain(in, n);
-		if (e != HPE_OK && e != HPE_PAUSED) {
-			st = c->hp_err ? c->hp_err : e == HPE_HEADER_OVERFLOW ? 431 : 400;
-			if (!c->hp_err) {
-				struct mgw_log_ctx ctx;
-				mgw_conn_logctx(c, -1, &ctx);
-				mgw_info(&ctx, "%s: HTTP/1 parse error %s", c->peer,
-				         http_errno_name(e));
-			}
+		if (st) {
 			h1_error(c, st);
 			break;
 		}
@@ -429,11 +505,6 @@ void mgw_h1_process(struct mgw_http_conn *c)
 			c->hp_ready = 0;
 			c->active = x;
 			mgw_x_dispatch(x); /* x may be gone once this returns */
-			continue;
-		}
-		if (n < feed) { /* the parser stopped without saying why */
-			h1_error(c, 400);
-			break;
 		}
 	}
 	if (c->closing && !c->active) {

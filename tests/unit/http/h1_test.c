@@ -182,6 +182,138 @@ static void test_smuggling(void **state)
 	assert_int_equal(mgw_http_server_connections(t->srv), 0);
 }
 
+#define CHUNKED_HEAD "POST /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+/* Chunked framing that Debian's non-strict http-parser accepts: any two
+ * bytes stand in for the CRLF after chunk data, so "2\r\nokXX0\r\n\r\n"
+ * used to be taken as the body "ok".  A front proxy that frames those
+ * bytes differently would let a second request ride inside the body. */
+static void test_chunked_smuggling(void **state)
+{
+	struct ts *t = *state;
+
+	/* not CRLF after chunk data */
+	REFUSE(t, CHUNKED_HEAD "2\r\nokXX0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\r0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\n\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nokXX0\r\n\r\n"
+	          "GET /echo HTTP/1.1\r\nHost: smuggled\r\n\r\n", 400);
+	/* chunk sizes only a lenient parser reads */
+	REFUSE(t, CHUNKED_HEAD " 2\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "0x2\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "-2\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "+2\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2 \r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "0000000000000002\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "10000000000000002\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2;a\x01" "b\r\nok\r\n0\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2;a\nb\r\nok\r\n0\r\n\r\n", 400);
+	/* trailer section */
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\n0\r\nX-T: 1\r\n folded\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\n0\r\nX-T: a\x01\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\n0\r\nX-T: 1\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\n0\r\nNo colon\r\n\r\n", 400);
+	REFUSE(t, CHUNKED_HEAD "2\r\nok\r\n0\r\n\n", 400);
+	assert_int_equal(t->handled, 0);
+	assert_int_equal(mgw_http_server_connections(t->srv), 0);
+}
+
+/* Trailers are bounded by max_header_bytes (431, like the head). */
+static void test_chunked_trailer_limit(void **state)
+{
+	struct ts *t = *state;
+	char req[4096];
+	int n;
+
+	n = snprintf(req, sizeof(req), CHUNKED_HEAD "2\r\nok\r\n0\r\nX-Big: ");
+	memset(req + n, 't', 2100);
+	n += 2100;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n\r\n");
+	tc_expect_refused(t, req, (size_t)n, 431);
+	assert_int_equal(t->handled, 0);
+}
+
+/* A chunked body ends exactly at its final CRLF: what follows is the next
+ * request, whether it arrives with it or later, chunked or not. */
+static void test_chunked_pipelined(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	tc_open(t, &c);
+	tc_sends(&c, CHUNKED_HEAD "2\r\nok\r\n0\r\n\r\n"
+	             "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n"
+	             CHUNKED_HEAD "3;x=y\r\nabc\r\n0\r\nX-T: 1\r\n\r\n"
+	             "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi"
+	             CHUNKED_HEAD "1\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "POST /echo\nok");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "POST /echo\nabc");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "POST /echo\nhi");
+	resp_free(&r);
+	ts_pump(t, 5);
+	assert_int_equal(t->handled, 4);
+	/* the last body arrives in pieces */
+	tc_sends(&c, "z");
+	ts_pump(t, 5);
+	tc_sends(&c, "\r");
+	ts_pump(t, 5);
+	tc_sends(&c, "\n0\r");
+	ts_pump(t, 5);
+	assert_int_equal(t->handled, 4);
+	tc_sends(&c, "\n\r\nGET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "POST /echo\nz");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	assert_int_equal(t->handled, 6);
+	assert_int_equal(t->aborts, 0);
+	tc_close(&c);
+}
+
+/* A chunked body held back by the handler's pending answer: the next
+ * request waits, then is parsed from where the body ended. */
+static void test_chunked_while_held(void **state)
+{
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+	struct mgw_http_exchange *x;
+
+	tc_open(t, &c);
+	tc_sends(&c, "GET /hold HTTP/1.1\r\nHost: a\r\n\r\n"
+	             CHUNKED_HEAD "5\r\nhello\r\n0\r\n\r\n"
+	             "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	x = ts_wait_held(t, 0);
+	ts_pump(t, 5);
+	assert_int_equal(t->handled, 1);
+	assert_int_equal(mgw_http_respond(x, 200, NULL, "text/plain", "first", 5), 0);
+	t->held[0] = NULL;
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "first");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "POST /echo\nhello");
+	resp_free(&r);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_string_equal(r.body, "GET /echo\n");
+	resp_free(&r);
+	tc_close(&c);
+}
+
 static void test_limits(void **state)
 {
 	struct ts *t = *state;
@@ -556,6 +688,15 @@ static void test_body_timeout(void **state)
 	assert_int_equal(t.handled, 0);
 	resp_free(&r);
 	tc_close(&c);
+	/* a chunked body that stops in the middle of a chunk */
+	tc_open(&t, &c);
+	tc_sends(&c, CHUNKED_HEAD "5\r\nhel");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 408);
+	assert_true(tc_closed(&c));
+	assert_int_equal(t.handled, 0);
+	resp_free(&r);
+	tc_close(&c);
 	ts_stop(&t);
 }
 
@@ -645,6 +786,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusal_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_smuggling, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_trailer_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_pipelined, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_while_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pipelined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_expect_continue, setup, teardown),
