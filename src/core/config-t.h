@@ -126,6 +126,67 @@ struct mgw_route_conf {
 	double first_byte_timeout; /* timeouts.first_byte (30s) */
 	double idle_timeout;       /* timeouts.idle (60s; between response bytes) */
 	double total_timeout;      /* timeouts.total (0 = none) */
+	/* stateful mode (issue 4) */
+	int replay;                /* replay: safe|always (safe): whether a
+	                            * tools/call lost in flight is replayed
+	                            * after a re-pin (MGW_REPLAY_*) */
+	int session_store;         /* session_store: default|memory|sealed|
+	                            * redis (default = sessions.store);
+	                            * MGW_SESSION_STORE_* or -1 */
+};
+
+/* ---- stateful mode (issue 4): "sessions:" ---- */
+
+enum mgw_session_store_conf {
+	MGW_SESSION_STORE_DEFAULT = -1, /* routes only: the sessions: store */
+	MGW_SESSION_STORE_MEMORY = 0,
+	MGW_SESSION_STORE_SEALED = 1,
+	MGW_SESSION_STORE_REDIS = 2,
+};
+enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
+
+#define MGW_LOST_STATUS_MAX 8
+
+/* "sessions.redis:" (used by modules/redis_store). */
+struct mgw_session_redis_conf {
+	char *url;                 /* url (redis://127.0.0.1:6379) */
+	size_t cache_size;         /* cache_size: local cache entries (10000) */
+	double cache_ttl;          /* cache_ttl: a cached record is used
+	                            * without asking Redis this long (30s) */
+	double timeout;            /* timeout: per command (1s) */
+	char *key_prefix;          /* key_prefix ("mcpgw:session:") */
+};
+
+/* "sessions.lost_session:": which upstream answers mean "I do not know
+ * this session" (and trigger a re-pin rather than reaching the client). */
+struct mgw_lost_session_conf {
+	char *statuses;            /* statuses ("404,400"): comma-separated */
+	int status[MGW_LOST_STATUS_MAX]; /* parsed statuses */
+	size_t n_status;
+	char *body_contains;       /* body_contains ("session"): for statuses
+	                            * other than 404, the body must contain
+	                            * this, ASCII case-insensitively ("" = any
+	                            * body); 404 is the spec's own answer */
+};
+
+struct mgw_sessions_conf {
+	enum mgw_session_store_conf store; /* store: memory|sealed|redis
+	                            * (memory) */
+	double idle_timeout;       /* idle_timeout (30m) */
+	double max_lifetime;       /* max_lifetime (24h): sealed tokens expire
+	                            * then; other stores drop sessions then */
+	size_t max_sessions;       /* max_sessions (100000) */
+	size_t max_memory;         /* max_memory (256MiB): bytes held */
+	size_t max_initialize_bytes; /* max_initialize_bytes (64KiB; 8KiB
+	                            * when store is sealed) */
+	char *key_file;            /* key_file: sealed keys, "KID HEX64" lines
+	                            * (first seals, all open); NULL = a random
+	                            * key (sessions do not survive across
+	                            * gateways) */
+	int bind_principal;        /* bind_principal (false) */
+	uint32_t max_repin_attempts; /* max_repin_attempts (2) */
+	struct mgw_session_redis_conf redis;
+	struct mgw_lost_session_conf lost_session;
 };
 
 struct mgw_serve_conf {
@@ -140,6 +201,7 @@ struct mgw_serve_conf {
 	int trust_forwarded;       /* forwarded.trust_client (false) */
 	int add_forwarded;         /* forwarded.add (true): Forwarded + X-Forwarded-For */
 	size_t max_json_depth;     /* mcp.max_json_depth (64) */
+	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
 };
 
 struct mgw_config {

@@ -15,6 +15,7 @@ enum {
 	MGW_ETIMEDOUT = -8, /* deadline passed */
 	MGW_EEXPIRED = -9,  /* token or entry expired */
 	MGW_EAUTH = -10,    /* authentication / integrity check failed */
+	MGW_ECONFLICT = -11, /* compare-and-set lost: the entry changed */
 };
 
 /* Returns a static, human readable name for an MGW_E* code. */

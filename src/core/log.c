@@ -103,6 +103,7 @@ const char *mgw_strerror(int err)
 	case MGW_ETIMEDOUT: return "timed out";
 	case MGW_EEXPIRED: return "expired";
 	case MGW_EAUTH: return "authentication failed";
+	case MGW_ECONFLICT: return "changed concurrently";
 	default: return "unknown error";
 	}
 }
