@@ -174,11 +174,16 @@ static void on_error(struct mgw_client_req *r, const struct mgw_client_error *e,
 {
 	struct probe *p = arg;
 	char why[160];
+	const char *cls = mgw_client_err_class_name(e->cls);
+	const char *msg = e->msg ? e->msg : mgw_strerror(e->code);
 
+	/* "connect: connect failed: ..." says it twice */
+	if (strncmp(msg, cls, strlen(cls)) == 0)
+		snprintf(why, sizeof(why), "%s", msg);
+	else
+		snprintf(why, sizeof(why), "%s: %s", cls, msg);
 	(void)r;
 	p->req = NULL;
-	snprintf(why, sizeof(why), "%s: %s", mgw_client_err_class_name(e->cls),
-	         e->msg ? e->msg : mgw_strerror(e->code));
 	finish(p, 0, why);
 }
 
