@@ -537,3 +537,124 @@ wait_inflight() {
 	done
 	return 1
 }
+
+# ---- mcpgw serve (issue 3) ---------------------------------------------------
+# start_serve [mcpgw serve options...]
+# Starts "mcpgw serve OPTIONS" (with --listen 127.0.0.1:0 in front unless
+# the options hold --listen or -c) and waits (10 s at most) for its first
+# stdout line "listening on HOST:PORT".  Sets G_PID, G_ADDR, G_URL
+# (http://G_ADDR/mcp), G_OUT, G_ERR.  Like backends, the gateway must stop
+# with status 0 on SIGTERM at cleanup, and its stderr is scanned for
+# sanitizer reports.
+G_SEQ=0
+start_serve() {
+	local args=("$@") a has_listen=0
+	G_SEQ=$((G_SEQ + 1))
+	G_OUT=$T_DIR/serve$G_SEQ.out
+	G_ERR=$T_DIR/serve$G_SEQ.err
+	for a in "$@"; do
+		case $a in --listen | --listen=* | -c | --config | --config=*) has_listen=1 ;; esac
+	done
+	[ $has_listen = 1 ] || args=(--listen 127.0.0.1:0 "${args[@]}")
+	"$MCPGW" serve "${args[@]}" >"$G_OUT" 2>"$G_ERR" &
+	G_PID=$!
+	track_pid "$G_PID"
+	B_PIDS="$B_PIDS $G_PID"
+	local i=0 line=""
+	while [ $i -lt 100 ]; do
+		line=$(head -n 1 "$G_OUT" 2>/dev/null)
+		case $line in "listening on "*:*) break ;; esac
+		if ! kill -0 "$G_PID" 2>/dev/null; then
+			wait "$G_PID"
+			die "mcpgw serve ${args[*]} exited with status $? before listening: $(tail -n 5 "$G_ERR")"
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	case $line in
+	"listening on "*:*) ;;
+	*) die "mcpgw serve ${args[*]}: no 'listening on HOST:PORT' line on stdout within 10 s (got '$line')" ;;
+	esac
+	G_ADDR=${line#listening on }
+	G_ADDR=${G_ADDR%%[[:space:]]*}
+	G_URL=http://$G_ADDR/mcp
+	log "gateway $G_SEQ (pid $G_PID) on $G_ADDR: ${args[*]}"
+}
+
+# rec ADDR: prints the /debug/requests document of a backend started with
+# --record (empty on failure).  rec_clear ADDR empties it.
+rec() {
+	curl -sS --max-time "$CURL_MAX" "http://$1/debug/requests" 2>/dev/null
+}
+rec_clear() {
+	curl -sS --max-time "$CURL_MAX" -o /dev/null -X DELETE "http://$1/debug/requests" 2>/dev/null
+}
+
+# rec_calls ADDR: the recorded POSTs other than the gateway's health
+# probes (server/discover, the default probe), one JSON object per line.
+rec_calls() {
+	rec "$1" | jq -c '.requests[]? | select(.method == "POST") |
+		select(([.headers[] | select(.[0] | ascii_downcase == "mcp-method") | .[1]][0]) != "server/discover")'
+}
+
+# rec_header ENTRY NAME: the values of header NAME (case-insensitive) in a
+# recorded request, one per line, in order.
+rec_header() {
+	printf '%s' "$1" | jq -r --arg n "$2" '.headers[] | select(.[0] | ascii_downcase == ($n | ascii_downcase)) | .[1]'
+}
+
+# who URL [curl options...]: a modern whoami through URL; sets WHO to the
+# replica id that answered (empty when the call failed; CODE tells).
+who() {
+	local url=$1
+	shift
+	modern "$url" 1 tools/call '{"name":"whoami","arguments":{}}' "$@"
+	WHO=$(tool_text)
+}
+
+# poll_until SECS CMD...: runs CMD every 0.1 s until it succeeds; returns 1
+# after SECS seconds.
+poll_until() {
+	local n=$(($1 * 10)) i=0
+	shift
+	while [ $i -lt $n ]; do
+		"$@" && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# stop_wait PID [SIGNAL [SECS]]: like stop_pid, but in the calling shell
+# (stop_pid inside $(...) cannot wait for the process, which is not the
+# subshell's child: the status is lost and a zombie stays behind).  Sets
+# STOP_STATUS to the exit status (128+N for a signal); returns 1 if the
+# process is still running after SECS seconds.
+stop_wait() {
+	local pid=$1 sig=${2:-TERM} secs=${3:-10} i=0
+	STOP_STATUS=""
+	kill -"$sig" "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null && ! is_zombie "$pid" && [ $i -lt $((secs * 10)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$pid" 2>/dev/null && ! is_zombie "$pid"; then
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	STOP_STATUS=$?
+	return 0
+}
+
+# stop_serve [PID]: stops a gateway (default G_PID) with SIGTERM and
+# records a failure unless it exits 0 within 15 s.
+stop_serve() {
+	local pid=${1:-$G_PID}
+	if ! stop_wait "$pid" TERM 15; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		fail "gateway pid $pid did not exit within 15 s of SIGTERM"
+	elif [ "$STOP_STATUS" != 0 ]; then
+		fail "gateway pid $pid exited with status $STOP_STATUS on SIGTERM"
+	fi
+}
