@@ -1,0 +1,185 @@
+/* agent-t.h - types at the boundary between the load engine (scheduler,
+ * statistics, report: src/load/engine.c and friends) and the protocol side
+ * (src/load/agent.c: a virtual user speaking one MCP dialect over one
+ * transport).  The engine decides *when* a call starts and what it counts;
+ * the agent decides *how* the call goes on the wire and classifies how it
+ * ended.  See agent.h for the functions and the callback rules. */
+#ifndef MGW_LOAD_AGENT_T_H
+#define MGW_LOAD_AGENT_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+#include <openssl/ssl.h>
+
+#include "http/headers-t.h"
+
+struct mgw_load_agent;
+
+/* How a virtual user uses HTTP connections.  REUSE: keep-alive (HTTP/1.1)
+ * or one multiplexed connection (HTTP/2) for the agent's life, with one
+ * target chosen at random when the agent connects (again when it has to
+ * reconnect).  NEW: every request goes out on a fresh connection to a
+ * target chosen at random for that request, which is what spreads one
+ * client's requests over replicas behind a per-connection balancer (and
+ * what makes a legacy session land on a replica that never saw it). */
+enum mgw_load_conn {
+	MGW_LOAD_CONN_REUSE = 0,
+	MGW_LOAD_CONN_NEW,
+};
+
+/* The MCP dialect an agent speaks.  LEGACY: initialize ->
+ * notifications/initialized -> calls carrying Mcp-Session-Id and
+ * MCP-Protocol-Version; DELETE at close.  MODERN: no handshake, every
+ * request carries MCP-Protocol-Version / Mcp-Method / Mcp-Name and the
+ * params._meta fields.  AUTO: probe the era as the spec's
+ * backward-compatibility section says, then behave as the era found. */
+enum mgw_load_dialect {
+	MGW_LOAD_LEGACY = 1,
+	MGW_LOAD_MODERN,
+	MGW_LOAD_AUTO,
+};
+
+/* What one logical call needs beyond a single tools/call. */
+enum mgw_load_flow {
+	/* One tools/call of `tool` with `arguments`. */
+	MGW_LOAD_FLOW_CALL = 0,
+	/* A handle flow (SEP-2567 style): while the agent holds no handle for
+	 * this spec it first calls `create_tool` (arguments {}) and keeps the
+	 * handle from the result (structuredContent.handle, else the text);
+	 * the logical call is then `tool` with `arguments` plus
+	 * {handle_arg: handle}.  A successor handle in the result
+	 * (structuredContent.handle) replaces the held one.  A tool error
+	 * naming an unknown handle is MGW_LOAD_HANDLE_LOST and drops the
+	 * handle, so the next call of the spec creates a new one. */
+	MGW_LOAD_FLOW_COUNTER,
+};
+
+/* Where the load goes.  Built once by the command (or a test) and shared,
+ * read-only, by every agent; it must outlive them.  Exactly one of urls
+ * (HTTP) or stdio_cmd (stdio) is set. */
+struct mgw_load_target {
+	/* http:// or https:// URLs of MCP endpoints ("http://h:p/mcp"), all
+	 * speaking the same dialect; choice among them per connection as
+	 * described for enum mgw_load_conn. */
+	char **urls;
+	size_t n_urls;
+	enum mgw_load_conn conn;
+	/* 1: HTTP/2 - prior knowledge (h2c) on http:// URLs, ALPN "h2" on
+	 * https:// ones.  0: HTTP/1.1 (ALPN "http/1.1" over TLS). */
+	int http2;
+	/* Client TLS context for https:// URLs, built by the command with
+	 * mgw_tls_client_ctx(ca_file, verify = 1): certificates are always
+	 * verified (against ca_file, or the system store when it is NULL).
+	 * NULL when no URL is https.  Agents pass it to their origins, which
+	 * take their own references. */
+	SSL_CTX *tls;
+	const char *ca_file;       /* for messages only */
+	/* stdio transport: a shell command line (run with /bin/sh -c) that
+	 * starts an MCP server speaking newline-delimited JSON-RPC on its
+	 * stdin/stdout.  Request ids are distinct, so one server process may
+	 * carry the calls of several agents (multiplexed by id). */
+	const char *stdio_cmd;
+};
+
+/* One entry of the weighted call mix.  Shared read-only by all agents. */
+struct mgw_load_call_spec {
+	/* Label used in statistics (the per_tool key of the report): the tool
+	 * name, or e.g. "counter" for a handle flow. */
+	const char *name;
+	enum mgw_load_flow flow;
+	const char *tool;          /* tools/call name ("echo",
+	                            * "counter_increment") */
+	json_t *arguments;         /* a JSON object template, never modified
+	                            * by agents (they copy before adding a
+	                            * handle); owned by whoever built the spec */
+	double weight;             /* > 0; relative share of the mix */
+	const char *create_tool;   /* FLOW_COUNTER: "counter_create" */
+	const char *handle_arg;    /* FLOW_COUNTER: "handle" */
+};
+
+/* Behaviour shared by all agents of a run.  Read-only; must outlive the
+ * agents. */
+struct mgw_load_agent_opts {
+	enum mgw_load_dialect dialect;
+	/* Bound on one logical call, in seconds, from mgw_load_agent_call()
+	 * (a handshake or handle creation it needs included); on expiry
+	 * whatever is in flight is cancelled and the call ends with
+	 * MGW_LOAD_TIMEOUT.  <= 0: no bound. */
+	double timeout;
+	/* Static end-to-end header fields added to every HTTP request
+	 * (Authorization...), values already resolved (the command expands
+	 * "env:VAR" values).  NULL: none. */
+	const struct mgw_headers *auth_headers;
+	/* A shell command (sh -c) whose stdout is one or more "Name: value"
+	 * header lines that replace auth_headers; run before the first
+	 * request and again when a request is answered 401 (credential
+	 * expiry), after which that request is sent once more.  Must not block
+	 * the loop.  NULL: none. */
+	const char *auth_command;
+	/* Protocol version to request; NULL: the newest of the dialect
+	 * (MGW_MCP_LEGACY_LATEST, MGW_MCP_MODERN_VERSION). */
+	const char *protocol_version;
+	const char *client_name;   /* clientInfo.name; NULL: "mcpgw-load" */
+	const char *client_version;/* clientInfo.version; NULL: PACKAGE_VERSION */
+	/* 1: send tools/list once after each (re-)initialization (legacy) or
+	 * before the first call (modern), like a real client does. */
+	int list_tools;
+};
+
+/* How one logical call ended.  Exactly one per call; the engine counts
+ * them separately.  Order matters only for the report's key order. */
+enum mgw_load_outcome {
+	MGW_LOAD_OK = 0,
+	/* Legacy: the server did not know the session (400/404 whose body is
+	 * not another JSON-RPC error, or a 5xx on a call that carried a
+	 * session).  The agent re-initializes before its next request. */
+	MGW_LOAD_SESSION_LOST,
+	/* Modern handle flow: the tool error "unknown handle". */
+	MGW_LOAD_HANDLE_LOST,
+	MGW_LOAD_HTTP_4XX,         /* other 4xx answers */
+	MGW_LOAD_HTTP_5XX,         /* other 5xx answers */
+	MGW_LOAD_RPC_ERROR,        /* a JSON-RPC error object in the answer */
+	MGW_LOAD_TOOL_ERROR,       /* result.isError true (not a handle loss) */
+	MGW_LOAD_TIMEOUT,          /* opts.timeout or a transport timeout */
+	/* No answer: connect/TLS failure, connection closed or reset, a
+	 * malformed response, a stdio server that died. */
+	MGW_LOAD_CONNECT_ERROR,
+	MGW_LOAD_OUTCOME_N,
+};
+
+/* What on_done receives; valid during the callback only. */
+struct mgw_load_result {
+	enum mgw_load_outcome outcome;
+	int status;                /* HTTP status of the call's last answer;
+	                            * 0 when there was none (stdio, or no
+	                            * response) */
+	uint64_t bytes;            /* response body bytes received by the
+	                            * call, handshake included */
+	/* initialize handshakes this call performed (the first one of the
+	 * agent's life included): a legacy recovery shows up here. */
+	unsigned reinitialized;
+	/* Transport re-establishments this call needed after a previous
+	 * connection (or stdio server) was lost - not the routine fresh
+	 * connections of MGW_LOAD_CONN_NEW. */
+	unsigned reconnected;
+	/* mgw_now_ns() when the call's tools/call request was handed to the
+	 * transport (after any handshake or handle creation it needed), for
+	 * the service time; 0 when it was never sent. */
+	uint64_t sent_ns;
+	/* Short reason for a failure, for logs ("HTTP 404", "unknown
+	 * handle", "connect: refused"); NULL for MGW_LOAD_OK. */
+	const char *detail;
+};
+
+/* A logical call has ended.  Runs from the event loop, never from inside
+ * mgw_load_agent_call().  The agent may be given its next call (or be
+ * freed) from inside the callback. */
+typedef void (*mgw_load_done_cb)(struct mgw_load_agent *a,
+                                 const struct mgw_load_result *r, void *arg);
+
+/* mgw_load_agent_close() has finished (session deleted, or gave up). */
+typedef void (*mgw_load_closed_cb)(struct mgw_load_agent *a, void *arg);
+
+#endif
