@@ -17,8 +17,6 @@
  * bytes, so a handle has exactly one valid form. */
 #include "autoconf.h"
 
-#include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +28,7 @@
 #include "backend/handle_hmac.h"
 #include "core/errors.h"
 #include "util/base64.h"
-#include "util/rand.h"
+#include "util/keyfile.h"
 
 #define MAC_LEN 32
 #define PAYLOAD_LEN 16
@@ -38,151 +36,49 @@
 
 static int kid_valid(const char *s, size_t len)
 {
-	size_t i;
-
-	if (len < 1 || len > 16)
-		return 0;
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (!isalnum(c) && c != '_' && c != '-')
-			return 0;
-	}
-	return 1;
+	return mgw_kid_valid(s, len);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Parses one non-comment line "KID HEX64" (surrounding blanks allowed).
- * Returns 0 or MGW_EINVAL with a message in err. */
-static int parse_key_line(char *line, struct mgw_hmac_key *k, char *err,
-                          size_t errlen)
-{
-	char *kid, *hex, *end;
-	size_t i, klen;
-
-	kid = line;
-	while (*kid == ' ' || *kid == '\t')
-		kid++;
-	for (hex = kid; *hex && *hex != ' ' && *hex != '\t'; hex++)
-		;
-	klen = (size_t)(hex - kid);
-	while (*hex == ' ' || *hex == '\t')
-		hex++;
-	for (end = hex; *end && *end != ' ' && *end != '\t'; end++)
-		;
-	if (!kid_valid(kid, klen)) {
-		snprintf(err, errlen,
-		         "key id must be 1-16 characters of [A-Za-z0-9_-]");
-		return MGW_EINVAL;
-	}
-	for (i = (size_t)(end - line); line[i]; i++) {
-		if (line[i] != ' ' && line[i] != '\t') {
-			snprintf(err, errlen,
-			         "expected \"KID HEX64\", found extra text");
-			return MGW_EINVAL;
-		}
-	}
-	if (end - hex != 2 * (long)sizeof(k->key)) {
-		snprintf(err, errlen,
-		         "key must be exactly %zu hex digits (256 bits)",
-		         2 * sizeof(k->key));
-		return MGW_EINVAL;
-	}
-	for (i = 0; i < sizeof(k->key); i++) {
-		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			snprintf(err, errlen, "key has a non-hex digit");
-			return MGW_EINVAL;
-		}
-		k->key[i] = (unsigned char)(hi << 4 | lo);
-	}
-	memcpy(k->kid, kid, klen);
-	k->kid[klen] = '\0';
-	return 0;
-}
-
+/* The file format and its loader live in util/keyfile.c (the gateway's
+ * sealed sessions read the same format); this keeps the backend's own key
+ * type. */
 int mgw_hmac_keys_load(const char *path, struct mgw_hmac_key *keys,
                        size_t max_keys, char *err, size_t errlen)
 {
-	char line[512], msg[160];
-	size_t n = 0, lineno = 0, i;
-	int rc = MGW_EINVAL;
-	FILE *f;
+	struct mgw_key256 *tmp;
+	int n;
 
-	f = fopen(path, "r");
-	if (!f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return MGW_EIO;
+	if (max_keys == 0) {
+		snprintf(err, errlen, "%s: no room for keys", path);
+		return MGW_EINVAL;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		size_t len = strlen(line);
-		char *p = line;
-
-		lineno++;
-		if (len == sizeof(line) - 1 && line[len - 1] != '\n' && !feof(f)) {
-			snprintf(err, errlen, "%s:%zu: line too long", path, lineno);
-			goto fail;
-		}
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p == '\0' || *p == '#')
-			continue;
-		if (n == max_keys) {
-			snprintf(err, errlen, "%s:%zu: more than %zu keys", path,
-			         lineno, max_keys);
-			rc = MGW_ELIMIT;
-			goto fail;
-		}
-		if (parse_key_line(p, &keys[n], msg, sizeof(msg)) < 0) {
-			snprintf(err, errlen, "%s:%zu: %s", path, lineno, msg);
-			goto fail;
-		}
-		for (i = 0; i < n; i++) {
-			if (!strcmp(keys[i].kid, keys[n].kid)) {
-				snprintf(err, errlen, "%s:%zu: duplicate key id '%s'",
-				         path, lineno, keys[n].kid);
-				goto fail;
-			}
-		}
-		n++;
+	tmp = calloc(max_keys, sizeof(*tmp));
+	if (!tmp) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return MGW_ENOMEM;
 	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "%s: read error", path);
-		rc = MGW_EIO;
-		goto fail;
+	n = mgw_keyfile_load(path, tmp, max_keys, err, errlen);
+	for (int i = 0; i < n; i++) {
+		memcpy(keys[i].kid, tmp[i].kid, sizeof(keys[i].kid));
+		memcpy(keys[i].key, tmp[i].key, sizeof(keys[i].key));
 	}
-	if (n == 0) {
-		snprintf(err, errlen, "%s: no keys", path);
-		goto fail;
-	}
-	fclose(f);
-	OPENSSL_cleanse(line, sizeof(line));
-	return (int)n;
-fail:
-	fclose(f);
-	OPENSSL_cleanse(line, sizeof(line));
-	OPENSSL_cleanse(keys, n * sizeof(*keys));
-	return rc;
+	OPENSSL_cleanse(tmp, max_keys * sizeof(*tmp));
+	free(tmp);
+	return n;
 }
 
 int mgw_hmac_key_random(struct mgw_hmac_key *k)
 {
+	struct mgw_key256 tmp;
+	int rc = mgw_keyfile_random(&tmp, "k0");
+
 	memset(k, 0, sizeof(*k));
-	strcpy(k->kid, "k0");
-	return mgw_random_bytes(k->key, sizeof(k->key));
+	if (rc == 0) {
+		memcpy(k->kid, tmp.kid, sizeof(k->kid));
+		memcpy(k->key, tmp.key, sizeof(k->key));
+	}
+	OPENSSL_cleanse(&tmp, sizeof(tmp));
+	return rc;
 }
 
 /* HMAC-SHA256 of msg under k into mac.  Returns 0 or MGW_EIO. */

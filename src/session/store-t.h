@@ -35,7 +35,9 @@ struct mgw_session_op;
  * not NULL, is a reference that now belongs to the callback (drop it with
  * mgw_session_unref).  Per operation:
  *   create  0 + the stored record (its id minted); MGW_ELIMIT (store full:
- *           max_sessions or max_memory); MGW_EIO (store unreachable).
+ *           max_sessions or max_memory; or an `initialize` body larger
+ *           than the store keeps, which the proxy checks beforehand with
+ *           mgw_session_store_max_initialize); MGW_EIO (unreachable).
  *   lookup  0 + the record; MGW_ENOTFOUND (unknown, expired, deleted,
  *           tampered or undecryptable, or bound to another principal: the
  *           proxy answers all of these alike, 404); MGW_EIO (store
@@ -143,6 +145,14 @@ struct mgw_session_store {
 	struct mgw_session_env env;     /* clocks filled with defaults */
 	struct mgw_session_counters cnt;
 	struct event *sweep_ev;         /* on env.house_base, or NULL */
+	size_t max_id;                  /* longest id this store mints (set by
+	                                 * the implementation); lookups of
+	                                 * longer ids are answered not found
+	                                 * without asking it */
+	size_t max_init;                /* largest `initialize` body it keeps
+	                                 * (set by the implementation: the
+	                                 * configured max_initialize_bytes, for
+	                                 * sealed at most 16 KiB) */
 };
 
 /* One worker's handle; implementations with per-loop state embed it as
@@ -150,14 +160,24 @@ struct mgw_session_store {
 struct mgw_session_view {
 	struct mgw_session_store *store;
 	struct event_base *base;
-	atomic_size_t ops_alive;        /* operations not yet freed (a view
-	                                 * must not be freed while any is) */
+	size_t ops_alive;               /* operations not yet freed (a view
+	                                 * must not be freed while any is);
+	                                 * the view's thread only */
 };
 
-/* One operation in flight.  Fields are the generic layer's; io_pending and
- * impl are for implementations that complete later. */
+enum mgw_session_op_kind {
+	MGW_SESSION_OP_CREATE,
+	MGW_SESSION_OP_LOOKUP,
+	MGW_SESSION_OP_UPDATE,
+	MGW_SESSION_OP_REMOVE,
+};
+
+/* One operation in flight.  Fields are the generic layer's, except impl,
+ * which an implementation that completes later may use for its own
+ * per-op data (it must release that before completing). */
 struct mgw_session_op {
 	struct mgw_session_view *view;
+	enum mgw_session_op_kind kind;  /* counted by kind at completion */
 	mgw_session_cb cb;
 	void *arg;
 	struct event *ev;               /* delivers the callback on view->base */
@@ -165,6 +185,7 @@ struct mgw_session_op {
 	struct mgw_session *rec;        /* result reference, once completed */
 	unsigned completed : 1;         /* mgw_session_op_complete was called */
 	unsigned cancelled : 1;         /* the caller gave up: no callback */
+	unsigned delivering : 1;        /* the callback is running */
 	void *impl;                     /* implementation's per-op data */
 };
 

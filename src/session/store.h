@@ -131,6 +131,10 @@ void mgw_session_store_stats(struct mgw_session_store *st,
  * longer Mcp-Session-Id values early. */
 size_t mgw_session_store_max_id(const struct mgw_session_store *st);
 
+/* The largest `initialize` body st accepts; the proxy refuses larger ones
+ * (413) before forwarding anything, since it must keep the body. */
+size_t mgw_session_store_max_initialize(const struct mgw_session_store *st);
+
 /* Current clocks of st (its env, with defaults). */
 uint64_t mgw_session_store_mono_ms(const struct mgw_session_store *st);
 int64_t mgw_session_store_wall_s(const struct mgw_session_store *st);

@@ -28,7 +28,8 @@ int mgw_kid_valid(const char *s, size_t len);
 int mgw_keyfile_load(const char *path, struct mgw_key256 *keys,
                      size_t max_keys, char *err, size_t errlen);
 
-/* A fresh random key named kid (a valid id).  Returns 0 or MGW_EIO. */
+/* A fresh random key named kid.  Returns 0, MGW_EINVAL (kid not a valid
+ * id) or MGW_EIO. */
 int mgw_keyfile_random(struct mgw_key256 *k, const char *kid);
 
 #endif
