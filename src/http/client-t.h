@@ -69,6 +69,12 @@ struct mgw_client_origin_cfg {
 	const char *sni;           /* name for SNI and certificate checks;
 	                            * NULL = host */
 	const char *name;          /* for logs; NULL = "host:port" */
+	/* 1: every connection to this origin carries exactly one request
+	 * and is closed after it (HTTP/1.1: never pooled; HTTP/2: no second
+	 * stream, closed once its stream is done).  For clients that must
+	 * open a new connection per request, e.g. a load generator behind a
+	 * per-connection balancer.  0: normal pooling and multiplexing. */
+	int one_request;
 };
 
 /* Flags of an error. */

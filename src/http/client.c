@@ -472,8 +472,8 @@ void mgw_cconn_idle(struct mgw_client_conn *c)
 	struct mgw_client_origin *o = c->o;
 	const struct mgw_client_limits *lim = &o->cl->lim;
 
-	if (o->retired || c->peer_eof || o->nidle >= lim->max_idle_per_origin ||
-	    lim->keepalive_timeout <= 0) {
+	if (o->retired || o->one_request || c->peer_eof ||
+	    o->nidle >= lim->max_idle_per_origin || lim->keepalive_timeout <= 0) {
 		mgw_cconn_close(c);
 		return;
 	}
@@ -1148,6 +1148,7 @@ int mgw_client_origin_new(struct mgw_client *cl,
 	o->cl = cl;
 	o->port = cfg->port;
 	o->proto = cfg->proto;
+	o->one_request = cfg->one_request != 0;
 	if (o->proto == MGW_CLIENT_AUTO && !cfg->tls)
 		o->proto = MGW_CLIENT_H1;
 	o->host = strdup(cfg->host);

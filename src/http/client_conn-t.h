@@ -185,6 +185,7 @@ struct mgw_client_origin {
 	struct mgw_addrs cache;
 	uint64_t cache_until;       /* ms */
 	unsigned retired : 1;
+	unsigned one_request : 1;   /* one request per connection (cfg) */
 	struct mgw_client_stats st;
 };
 

@@ -71,6 +71,13 @@ static void idle_timer(struct mgw_client_conn *c)
 		evtimer_del(c->timer);
 		return;
 	}
+	if (c->used && c->o->one_request) {
+		/* its one stream is done; from the loop, since this runs
+		 * inside nghttp2 callbacks too */
+		c->closing = 1;
+		mgw_cconn_schedule(c);
+		return;
+	}
 	if (ka > 0 && !evtimer_pending(c->timer, NULL)) {
 		struct timeval tv = mgw_tv(ka);
 		evtimer_add(c->timer, &tv);
@@ -397,7 +404,7 @@ int mgw_ch2_has_room(const struct mgw_client_conn *c)
 	uint32_t cap = c->o->cl->lim.h2_max_streams;
 	uint32_t remote;
 
-	if (!c->ng || c->goaway)
+	if (!c->ng || c->goaway || (c->used && c->o->one_request))
 		return 0;
 	remote = nghttp2_session_get_remote_settings(
 	    c->ng, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);

@@ -193,6 +193,47 @@ static void test_pooled_connection_closed_by_server(void **state)
 	assert_int_equal(st.errors[MGW_CLIENT_E_CLOSED], 0);
 }
 
+/* one_request: every request on its own connection, none pooled, and the
+ * client closes each connection once its response is complete. */
+static void test_one_request_per_connection(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_origin_cfg oc = {0};
+	struct mgw_client_stats st;
+	int guard;
+
+	f->cl = mgw_client_new(f->base, &f->lim);
+	assert_non_null(f->cl);
+	oc.host = "127.0.0.1";
+	oc.port = f->up.port;
+	oc.proto = MGW_CLIENT_H1;
+	oc.one_request = 1;
+	assert_int_equal(mgw_client_origin_new(f->cl, &oc, &f->o), 0);
+	f->up.resp = "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+	get_ok(f, "/a", "hello");
+	get_ok(f, "/b", "hello");
+	get_ok(f, "/c", "hello");
+	assert_int_equal(f->up.naccepted, 3);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(f->up.c[i]->nreq, 1);
+	/* the upstream sees each connection closed by the client */
+	for (guard = 0; guard < 500; guard++) {
+		int closed = 0;
+		for (int i = 0; i < 3; i++)
+			closed += f->up.c[i]->eof;
+		if (closed == 3)
+			break;
+		cu_pump(f->base, 1);
+	}
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(f->up.c[i]->eof, 1);
+	stats(f, &st);
+	assert_int_equal(st.conns_opened, 3);
+	assert_int_equal(st.conns_reused, 0);
+	assert_int_equal(st.conns_idle, 0);
+	assert_int_equal(st.conns_open, 0);
+}
+
 static void test_localhost_resolves(void **state)
 {
 	struct fx *f = *state;
@@ -974,6 +1015,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_keepalive_reuse, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_connection_close_not_reused, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pooled_connection_closed_by_server, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_one_request_per_connection, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_localhost_resolves, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_exact_request_bytes, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_default_authority_and_lengths, fx_setup, fx_teardown),

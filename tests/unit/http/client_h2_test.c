@@ -221,6 +221,71 @@ static void test_h2_multiplexing(void **state)
 	assert_int_equal(st.inflight, 0);
 }
 
+/* one_request: concurrent requests get a connection each instead of
+ * streams on one, sequential ones do not reuse a finished connection,
+ * and every connection is closed once its stream is done. */
+static void test_h2_one_request_per_connection(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_origin_cfg oc = {0};
+	struct mgw_client_stats st;
+	struct rec rc[4];
+	int guard;
+
+	h2up_start(&f->up, f->base, NULL, 0, 0);
+	f->up.on_request = on_hold;
+	f->cl = mgw_client_new(f->base, &f->lim);
+	assert_non_null(f->cl);
+	oc.host = "127.0.0.1";
+	oc.port = f->up.port;
+	oc.proto = MGW_CLIENT_H2;
+	oc.one_request = 1;
+	assert_int_equal(mgw_client_origin_new(f->cl, &oc, &f->o), 0);
+	for (int i = 0; i < 3; i++) {
+		rec_init(&rc[i]);
+		submit(f, &rc[i], "POST", "/c", NULL, "x", 1, NULL);
+	}
+	wait_streams(f, 3);
+	assert_int_equal(f->up.naccepted, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(f->up.s[i]->id, 1); /* first stream of each */
+		echo_path(f->up.s[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		assert_true(cu_wait(f->base, &rc[i].done));
+		assert_int_equal(rc[i].ended, 1);
+		rec_deinit(&rc[i]);
+	}
+	rec_init(&rc[3]);
+	submit(f, &rc[3], "POST", "/d", NULL, "y", 1, NULL);
+	wait_streams(f, 4);
+	assert_int_equal(f->up.naccepted, 4);
+	echo_path(f->up.s[3]);
+	assert_true(cu_wait(f->base, &rc[3].done));
+	assert_int_equal(rc[3].ended, 1);
+	rec_deinit(&rc[3]);
+	for (guard = 0; guard < 500; guard++) {
+		stats(f, &st);
+		if (st.conns_open == 0)
+			break;
+		cu_pump(f->base, 1);
+	}
+	assert_int_equal(st.conns_open, 0);
+	assert_int_equal(st.conns_opened, 4);
+	assert_int_equal(st.conns_reused, 0);
+	/* and the upstream sees every one of them closed */
+	for (guard = 0; guard < 500; guard++) {
+		int closed = 0;
+		for (int i = 0; i < 4; i++)
+			closed += f->up.c[i]->eof || f->up.c[i]->closed;
+		if (closed == 4)
+			break;
+		cu_pump(f->base, 1);
+	}
+	for (int i = 0; i < 4; i++)
+		assert_true(f->up.c[i]->eof || f->up.c[i]->closed);
+}
+
 static void test_h2_server_stream_limit_queues(void **state)
 {
 	struct fx *f = *state;
@@ -700,6 +765,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_h2_request_and_response, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_multiplexing, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_one_request_per_connection, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_server_stream_limit_queues, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_full_connection_opens_another, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_refused_stream_not_sent, fx_setup, fx_teardown),
