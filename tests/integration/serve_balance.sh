@@ -137,9 +137,13 @@ stop_serve
 conf "$T_DIR/lr.yaml" least_request
 start_serve -c "$T_DIR/lr.yaml"
 for r in r1 r2 r3; do rec_clear "${ADDR[$r]}"; done
-bg_post sleeper "$G_URL" "$(modern_body 50 tools/call '{"name":"sleep","arguments":{"ms":5000}}')" \
-	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: sleep'
-SLEEPER=$BG_PID
+# a long call held open by curl (killed at the end: the gateway then
+# cancels it upstream)
+stream_open sleeper 60 POST "$G_URL" -H 'Content-Type: application/json' \
+	-H 'Accept: application/json, text/event-stream' -H "MCP-Protocol-Version: $MODERN_VERSION" \
+	-H 'Mcp-Method: tools/call' -H 'Mcp-Name: sleep' \
+	--data-binary "$(modern_body 50 tools/call '{"name":"sleep","arguments":{"ms":60000}}')"
+SLEEPER=$S_PID
 # which replica holds the sleep (seen in its record)
 busy_replica() {
 	BUSY=""
@@ -151,18 +155,21 @@ busy_replica() {
 	done
 	return 1
 }
+inflight() { curl -sS --max-time 5 "http://${ADDR[$1]}/stats" | jq -r .inflight; }
 poll_until 10 busy_replica || die "least_request: the sleep call reached no replica"
 log "least_request: the sleep runs on $BUSY"
 whos 20
 log "least_request with $BUSY busy: $WHOS"
+# inflight counts the /stats request itself
+assert_eq "least_request: the long call was still in flight on $BUSY after the 20 calls" 2 "$(inflight "$BUSY")"
 assert_eq "least_request: nothing sent to the busy replica $BUSY" 0 "$(count_of "$BUSY" "$WHOS")"
 assert_eq "least_request: no call failed" 0 "$(printf '%s\n' $WHOS | grep -c '^ERR:')"
 SPREAD=$(printf '%s\n' $WHOS | sort -u | grep -c .)
 assert_eq "least_request: both idle replicas served" 2 "$SPREAD"
-wait_pid "$SLEEPER" 10
-bg_result sleeper
-assert_code "least_request: the long call completes" 200
-fg_result
+kill -TERM "$SLEEPER" 2>/dev/null
+wait_pid "$SLEEPER" 5
+idle_again() { [ "$(inflight "$BUSY")" = 1 ]; }
+poll_until 10 idle_again || fail "least_request: the abandoned call was not cancelled on $BUSY"
 stop_serve
 
 # --- random ------------------------------------------------------------------------------------------
