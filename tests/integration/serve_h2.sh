@@ -88,6 +88,12 @@ assert_eq "h2c upstream: they shared one upstream connection" "1 5" \
 	"$(rec "$R1" | jq -r '[.requests[] | select(.method == "POST")] | "\([.[].peer] | unique | length) \(length)"')"
 stop_serve
 
+# the same from the command line (--upstream-h2c)
+start_serve --upstream "http://$R1" --upstream-h2c --workers 1
+who "$G_URL" --http1.1
+assert_eq "--upstream-h2c: h1 client, the replica got HTTP/2" "r1 2" "$WHO $(last_rec | jq -r .http_version)"
+stop_serve
+
 # --- TLS downstream with ALPN -------------------------------------------------------------------------
 conf "$T_DIR/tls.yaml" http1 "    tls:
       cert: $CERT
@@ -105,5 +111,14 @@ assert_eq "TLS: the listener selects h2 when offered first" h2 "$ALPN"
 assert_eq "TLS, h2: SSE streams through" "1 2 3 result" "$(ticks_order "$TLS_URL" --cacert "$CERT" --http2)"
 assert_eq "TLS: the upstream leg is plain HTTP/1.1 as configured" "1.1 false" \
 	"$(last_rec | jq -r '"\(.http_version) \(.tls)"')"
+
+stop_serve
+
+# the same from the command line (--tls-cert / --tls-key)
+start_serve --listen 127.0.0.1:0 --tls-cert "$CERT" --tls-key "$KEY" --upstream "http://$R1"
+who "https://$G_ADDR/mcp" --cacert "$CERT" --http2
+assert_eq "--tls-cert: ALPN h2" "r1 2" "$WHO $HTTPV"
+who "https://$G_ADDR/mcp" --cacert "$CERT" --http1.1
+assert_eq "--tls-cert: ALPN http/1.1" "r1 1.1" "$WHO $HTTPV"
 
 finish
