@@ -48,7 +48,7 @@ ts_stream() {
 check_streaming() { # LABEL CURL_PROTO
 	local label=$1 proto=$2 f first_rx last_sent order comments
 	ts_stream "tk$label" 20 "${MCPH[@]}" -H 'Mcp-Name: ticks' "$proto" \
-		--data-binary "$(modern_body 7 tools/call '{"name":"ticks","arguments":{"count":5,"interval_ms":400},"_meta":{"progressToken":"p-7"}}')" "$GW"
+		--data-binary "$(modern_body 7 tools/call '{"name":"ticks","arguments":{"count":5,"interval_ms":500},"_meta":{"progressToken":"p-7"}}')" "$GW"
 	wait_pid "$TS_PID" 20
 	f=$T_DIR/tk$label.ts
 	assert_match "$label: answered as an event stream" '^text/event-stream' "$(HDR=$T_DIR/tk$label.hdr hdr content-type)"
