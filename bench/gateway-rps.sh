@@ -17,7 +17,9 @@
 # mcpgw validates each one (its default) while HAProxy forwards blindly.
 # h2load's per-request log (--log-file) gives the latency percentiles
 # (h2load itself prints only mean and sd).  Each cell is the median of
-# REPEATS runs (by req/s) after a warm-up run.  Everything runs on
+# REPEATS runs (by req/s) after a warm-up run; the repeats go round the
+# three targets in turn, so a change in background load hits all three
+# alike.  Everything runs on
 # 127.0.0.1, so load generator, proxies and replicas share the CPUs:
 # compare ratios, not absolute numbers.  The table is printed and kept in
 # bench/results/gateway-rps-<UTC date>.md.
@@ -149,13 +151,32 @@ one() {
 	echo "${rps:-0} ${ok:-0} $pct"
 }
 
-# cell LABEL PROTO URL: warm-up, then K runs; prints the median run by req/s
-cell() {
-	local label=$1 proto=$2 url=$3 k
-	one "$label" "$proto" "$url" $((N / 10 > 100 ? N / 10 : 100)) >/dev/null
-	: >"$work/runs"
-	for k in $(seq 1 "$K"); do one "$label" "$proto" "$url" >>"$work/runs"; done
-	sort -n -k1,1 "$work/runs" | awk -v m=$(((K + 1) / 2)) 'NR == m'
+target_url() { # TARGET
+	case $1 in
+	direct) echo "http://${replicas[0]}/mcp" ;;
+	mcpgw) echo "http://$gw/mcp" ;;
+	haproxy) echo "http://127.0.0.1:$hp/mcp" ;;
+	esac
+}
+TARGETS="direct mcpgw haproxy"
+
+# measure PROTO: warm-up of each target, then K rounds over the targets;
+# leaves the runs in $work/runs-TARGET-PROTO
+measure() {
+	local proto=$1 t k
+	for t in $TARGETS; do
+		one "$t" "$proto" "$(target_url "$t")" $((N / 10 > 100 ? N / 10 : 100)) >/dev/null
+		: >"$work/runs-$t-$proto"
+	done
+	for k in $(seq 1 "$K"); do
+		for t in $TARGETS; do
+			one "$t" "$proto" "$(target_url "$t")" >>"$work/runs-$t-$proto"
+		done
+	done
+}
+# median TARGET PROTO: the median run by req/s
+median() {
+	sort -n -k1,1 "$work/runs-$1-$2" | awk -v m=$(((K + 1) / 2)) 'NR == m'
 }
 
 declare -A RES
@@ -168,18 +189,15 @@ mkdir -p "$top/bench/results"
 	echo "$R \`mcpgw backend --era modern\` replicas, $(h2load --version | head -n 1 | awk '{print $2}'):"
 	echo "h2load -n $N -c $C (h2c: -m $M); modern tools/call echo with SEP-2243 headers;"
 	echo "median of $K runs after a warm-up; p50/p99 from h2load --log-file (2xx only)."
+	echo "Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo "\"direct\" is one replica without a proxy (reference, not a peer)."
 	echo
 	echo "| target | client proto | req/s | 2xx | p50 ms | p99 ms |"
 	echo "|---|---|---|---|---|---|"
 	for proto in h1 h2c; do
-		for t in direct mcpgw haproxy; do
-			case $t in
-			direct) url="http://${replicas[0]}/mcp" ;;
-			mcpgw) url="http://$gw/mcp" ;;
-			haproxy) url="http://127.0.0.1:$hp/mcp" ;;
-			esac
-			r=$(cell "$t" "$proto" "$url")
+		measure "$proto"
+		for t in $TARGETS; do
+			r=$(median "$t" "$proto")
 			RES[$t-$proto]=$r
 			set -- $r
 			printf '| %s | %s | %s | %s | %s | %s |\n' "$t" "$proto" "$1" "$2" "$3" "$4"
