@@ -126,15 +126,24 @@ struct mgw_load_agent_opts {
 	/* 1: send tools/list once after each (re-)initialization (legacy) or
 	 * before the first call (modern), like a real client does. */
 	int list_tools;
+	/* Legacy: how a 400 answer to a request carrying Mcp-Session-Id is
+	 * told apart from other 400s.  It means a lost session when its body
+	 * is not a JSON-RPC error, or is one whose error.message contains
+	 * this text (case-insensitive).  NULL: "session"; "": any 400.  A 404
+	 * is always a lost session (the spec's answer to an unknown id). */
+	const char *lost_session_match;
 };
 
 /* How one logical call ended.  Exactly one per call; the engine counts
  * them separately.  Order matters only for the report's key order. */
 enum mgw_load_outcome {
 	MGW_LOAD_OK = 0,
-	/* Legacy: the server did not know the session (400/404 whose body is
-	 * not another JSON-RPC error, or a 5xx on a call that carried a
-	 * session).  The agent re-initializes before its next request. */
+	/* Legacy: the server did not know the session (404, or a 400 whose
+	 * body is not another JSON-RPC error; see lost_session_match).  The
+	 * agent re-initializes before its next request.  A 5xx on a call
+	 * that carried a session is counted as MGW_LOAD_HTTP_5XX (it proves
+	 * nothing about the session) but the agent re-initializes after it
+	 * too. */
 	MGW_LOAD_SESSION_LOST,
 	/* Modern handle flow: the tool error "unknown handle". */
 	MGW_LOAD_HANDLE_LOST,
