@@ -21,6 +21,12 @@
 #include "net/listener.h"
 #include "util/parse.h"
 
+/* Accept queue length.  libevent's default (128) overflows when a gateway
+ * opens hundreds of upstream connections at once: the kernel then drops
+ * SYNs and clients stall for a 1 s retransmit.  The kernel caps this at
+ * net.core.somaxconn. */
+#define MGW_LISTEN_BACKLOG 4096
+
 /* How long accepting pauses after EMFILE/ENFILE. */
 #define ACCEPT_PAUSE_MS 100
 
@@ -147,7 +153,7 @@ int mgw_listener_new_opts(struct mgw_listener **out, struct event_base *base,
 	l->evl = evconnlistener_new(base, on_accept, l,
 	                            LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC |
 	                                LEV_OPT_REUSEABLE,
-	                            -1, fd);
+	                            MGW_LISTEN_BACKLOG, fd);
 	if (!l->evl)
 		goto fail_io;
 	fd = -1; /* owned by the evconnlistener now */
