@@ -68,10 +68,11 @@ t_cleanup() {
 	trap - EXIT INT TERM
 	for p in $T_PIDS; do
 		case " $B_PIDS " in *" $p "*) continue ;; esac
-		kill -TERM "$p" 2>/dev/null
+		t_same "$p" && kill -TERM "$p" 2>/dev/null
 	done
 	for p in $T_PIDS; do
 		case " $B_PIDS " in *" $p "*) continue ;; esac
+		t_same "$p" || { wait "$p" 2>/dev/null; continue; }
 		i=0
 		while kill -0 "$p" 2>/dev/null && [ $i -lt 30 ]; do
 			sleep 0.1
@@ -82,7 +83,7 @@ t_cleanup() {
 	done
 	for p in $B_PIDS; do
 		# Already reaped by the test itself (it stopped this one on purpose).
-		kill -0 "$p" 2>/dev/null || continue
+		t_same "$p" || continue
 		kill -TERM "$p" 2>/dev/null
 		i=0
 		while kill -0 "$p" 2>/dev/null && [ $i -lt 150 ]; do
@@ -165,7 +166,13 @@ require_mcpgw() {
 	[ -x "$MCPGW" ] || die "mcpgw binary not found at '$MCPGW'"
 }
 
-track_pid() { T_PIDS="$T_PIDS $1"; }
+# PIDs wrap within minutes on a busy machine: each tracked PID is kept with
+# its start time (field 22 of /proc/PID/stat), and cleanup only signals a
+# PID whose start time still matches, never a stranger that reused it.
+declare -A T_START
+t_starttime() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1; s=${s##*) }; set -- $s; echo "${20}"; }
+t_same() { [ -n "${T_START[$1]:-}" ] && [ "$(t_starttime "$1")" = "${T_START[$1]}" ]; }
+track_pid() { T_PIDS="$T_PIDS $1"; T_START[$1]=$(t_starttime "$1"); }
 
 # Asks the kernel for a free TCP port on 127.0.0.1 (for programs such as
 # redis-server that cannot bind port 0 themselves).
