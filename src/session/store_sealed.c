@@ -45,6 +45,7 @@
 #include <openssl/evp.h>
 
 #include "core/errors.h"
+#include "session/sealed.h"
 #include "session/session.h"
 #include "session/store.h"
 #include "session/table.h"
@@ -208,7 +209,8 @@ static char *get_str(struct rbuf *r, size_t prefix)
 
 /* Builds a record from an authenticated plaintext.  The setters validate
  * every field as they would for the proxy.  Returns NULL on any defect. */
-static struct mgw_session *deserialize(const unsigned char *p, size_t len)
+struct mgw_session *mgw_sealed_plain_decode(const unsigned char *p,
+                                            size_t len)
 {
 	struct rbuf r = {.p = p, .len = len};
 	struct mgw_session *s = mgw_session_new();
@@ -255,6 +257,19 @@ fail:
 	free(value);
 	mgw_session_unref(s);
 	return NULL;
+}
+
+unsigned char *mgw_sealed_plain_encode(const struct mgw_session *s,
+                                       size_t *len)
+{
+	struct wbuf w = {.cap = plain_size(s)};
+
+	w.p = malloc(w.cap);
+	if (!w.p)
+		return NULL;
+	serialize(s, &w);
+	*len = w.len;
+	return w.p;
 }
 
 /* ---- AEAD ---- */
@@ -375,7 +390,7 @@ static int open_token(struct sealed_store *ss, const char *id, size_t len,
 	    EVP_DecryptFinal_ex(c, pt + outl, &finl) <= 0 ||
 	    (size_t)(outl + finl) != ctlen)
 		goto out;
-	s = deserialize(pt, ctlen);
+	s = mgw_sealed_plain_decode(pt, ctlen);
 	if (!s)
 		goto out;
 	if (s->expires_s <= now) {
