@@ -7,5 +7,6 @@
 int mgw_backend_main(int argc, char **argv);      /* src/backend/cmd.c */
 int mgw_check_config_main(int argc, char **argv); /* src/core/config_cmd.c */
 int mgw_serve_main(int argc, char **argv);        /* src/proxy/serve_cmd.c */
+int mgw_load_main(int argc, char **argv);         /* src/load/load_cmd.c */
 
 #endif

@@ -845,6 +845,7 @@ struct mgw_load_engine *mgw_load_engine_new(struct event_base *base,
 		.protocol_version = conf->protocol_version,
 		.client_name = conf->client_name,
 		.list_tools = conf->list_tools,
+		.lost_session_match = conf->lost_session_match,
 	};
 	e->timeout_ns = conf->timeout > 0 ? (uint64_t)(conf->timeout * 1e9) : 0;
 	if (conf->seed)

@@ -123,6 +123,7 @@ struct mgw_load_conf {
 	char *protocol_version;    /* NULL: the dialect's newest */
 	char *client_name;
 	int list_tools;
+	char *lost_session_match;  /* see struct mgw_load_agent_opts */
 	double timeout;            /* per logical call, seconds; 0: none */
 	struct mgw_load_think think;
 	long long seed;            /* 0: random */
