@@ -359,9 +359,9 @@ int mgw_fwd_is_mcp_endpoint(const char *method, const char *path,
 	for (size_t i = 0; i < h->n; i++) {
 		if (strcasecmp(h->v[i].name, "accept") != 0)
 			continue;
+		/* any mention, with or without parameters or q-values */
 		accept = h->v[i].value;
-		if (mgw_header_list_has(accept, "text/event-stream") ||
-		    strstr(accept, "text/event-stream"))
+		if (strstr(accept, "text/event-stream"))
 			return 1;
 	}
 	return 0;
@@ -411,10 +411,10 @@ static char *upstream_target(const struct mgw_upstream_server *s,
 }
 
 /* Starts the next attempt on a server not tried yet.  is_retry asks the
- * retry budget first.  why_last is the error to answer with when no
- * attempt can be made (first attempt: no server available).  On failure
- * q is answered and freed; returns 0 if an attempt is running, -1 if q
- * is gone. */
+ * retry budget first.  why_last / detail are what to answer when no
+ * further attempt can be made after an earlier one failed (with no
+ * attempt at all the answer is -32001).  On failure q is answered and
+ * freed; returns 0 if an attempt is running, -1 if q is gone. */
 static int start_attempt(struct fwd_req *q, int is_retry,
                          enum mgw_proxy_error why_last, const char *detail)
 {
@@ -437,11 +437,13 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 		                            (const struct mgw_upstream_server *const *)q->tried,
 		                            q->n_tried, now);
 		if (!s) {
-			if (!is_retry) {
+			if (q->n_tried == 0) {
 				snprintf(msg, sizeof(msg),
 				         "no healthy upstream server in group '%s'", g->name);
 				fail_req(q, MGW_PERR_NO_UPSTREAM, msg);
 			} else {
+				/* every other server was tried: answer with what
+				 * happened on the last one */
 				fail_req(q, why_last, detail);
 			}
 			return -1;
