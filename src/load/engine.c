@@ -61,6 +61,7 @@ struct slot {
 	int busy;                 /* a call in flight */
 	int idle;                 /* on the idle stack (open loop) */
 	int closing;
+	int handshaken;           /* the agent's first initialize was seen */
 	struct event *think;      /* closed loop: pause before the next call */
 	size_t phase, call;
 	uint64_t intended, started;
@@ -482,6 +483,7 @@ static void on_drain_timeout(evutil_socket_t fd, short what, void *arg)
 		         "counted as a timeout", s->idx);
 		mgw_load_agent_free(s->agent);
 		s->agent = NULL;
+		s->handshaken = 0;
 		s->busy = 0;
 		e->inflight--;
 		mgw_load_stats_call(e->st, s->phase, s->call, &r,
@@ -655,6 +657,7 @@ static void on_done(struct mgw_load_agent *a, const struct mgw_load_result *r,
 {
 	struct slot *s = arg;
 	struct mgw_load_engine *e = s->e;
+	struct mgw_load_result adj;
 	uint64_t now = mgw_now_ns();
 	uint64_t sent = r->sent_ns && r->sent_ns >= s->started ? r->sent_ns
 	                                                       : s->started;
@@ -664,6 +667,14 @@ static void on_done(struct mgw_load_agent *a, const struct mgw_load_result *r,
 		return; /* a report after the engine gave up on the call */
 	s->busy = 0;
 	e->inflight--;
+	/* An agent's first initialize is how it starts, not a recovery:
+	 * the report counts re-initializations only. */
+	if (r->reinitialized && !s->handshaken) {
+		s->handshaken = 1;
+		adj = *r;
+		adj.reinitialized--;
+		r = &adj;
+	}
 	if (r->outcome != MGW_LOAD_OK)
 		mgw_debug(NULL, "load: %s: %s%s%s", e->specs[s->call].name,
 		          mgw_load_outcome_name(r->outcome),

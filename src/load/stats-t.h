@@ -21,7 +21,8 @@ struct mgw_load_counts {
 	uint64_t fail[MGW_LOAD_OUTCOME_N]; /* by outcome; fail[MGW_LOAD_OK]
 	                                    * stays 0 */
 	uint64_t shed;             /* open-loop ticks never sent */
-	uint64_t reinit;           /* initialize handshakes performed */
+	uint64_t reinit;           /* initialize handshakes beyond each
+	                            * virtual user's first: recoveries */
 	uint64_t reconnects;
 	uint64_t bytes;            /* response body bytes */
 };
@@ -59,7 +60,8 @@ struct mgw_load_phase_stats {
  * start).  p50/p99 of the calls that succeeded in that second. */
 struct mgw_load_tl_row {
 	uint32_t t;
-	uint32_t phase;            /* index of the phase running then */
+	uint32_t phase;            /* index of the phase running when the
+	                            * second began */
 	struct mgw_load_counts c;
 	uint64_t p50_ns, p99_ns;
 };
@@ -81,7 +83,8 @@ struct mgw_load_stats {
 	uint64_t start_ns;
 	/* the second being collected */
 	uint32_t cur_t;
-	uint32_t cur_phase;
+	uint32_t cur_phase;        /* phase running when the second began */
+	uint32_t live_phase;       /* phase running now */
 	struct mgw_load_counts cur;
 	struct mgw_hist *cur_hist;
 	/* set by the engine for the report */

@@ -172,10 +172,13 @@ void mgw_load_stats_phase_start(struct mgw_load_stats *st, size_t p,
 {
 	struct mgw_load_phase_stats *ps = &st->phases[p];
 
+	/* A second that begins with this phase is this phase's row. */
+	st->live_phase = (uint32_t)p;
 	mgw_load_stats_advance(st, now);
 	ps->ran = 1;
 	ps->start_ns = ps->issue_end_ns = ps->end_ns = now;
-	st->cur_phase = (uint32_t)p;
+	if (now == st->start_ns)
+		st->cur_phase = (uint32_t)p;
 }
 
 void mgw_load_stats_phase_issue_end(struct mgw_load_stats *st, size_t p,
@@ -223,6 +226,7 @@ reset:
 	if (st->cur_hist->count)
 		mgw_hist_reset(st->cur_hist);
 	st->cur_t++;
+	st->cur_phase = st->live_phase;
 }
 
 void mgw_load_stats_advance(struct mgw_load_stats *st, uint64_t now)
@@ -292,9 +296,10 @@ int mgw_load_stats_finish(struct mgw_load_stats *st, uint64_t now)
 	mgw_load_stats_advance(st, now);
 	if (st->finished)
 		return 0;
-	/* The last partial second gets its row when anything happened in it
-	 * (or when the run was shorter than a second). */
-	if (st->cur.requests || st->cur.shed || st->n_timeline == 0)
+	/* The last, partial second gets its row too (a run shorter than a
+	 * second still has one). */
+	if (now > st->start_ns + (uint64_t)st->cur_t * 1000000000u ||
+	    st->cur.requests || st->cur.shed || st->n_timeline == 0)
 		close_second(st);
 	st->finished = 1;
 	for (size_t p = 0; p < st->n_phases; p++) {
