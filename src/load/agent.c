@@ -1,0 +1,797 @@
+/* agent.c - a virtual user of `mcpgw load` (see agent.h): the state
+ * machine of one logical call.
+ *
+ * A call is a short chain of messages, each sent only once the previous
+ * one was answered: the era probe (auto, until the era is known), the
+ * legacy handshake (initialize, notifications/initialized; whenever the
+ * agent has no session), tools/list (once per session or, modern, once),
+ * the handle's creation (handle flows, while none is held), and finally
+ * the tools/call.  advance() picks the next message from the agent's
+ * state; ld_answer() judges each answer and either advances or ends the
+ * call with one outcome.  Recovery is deferred to the next call on
+ * purpose: the call that found the session (or handle) gone reports it,
+ * and the next one pays for the new handshake, as a real client would.
+ *
+ * on_done always runs from done_ev, never from inside an API call or a
+ * transport callback, so the engine may call, close or free the agent
+ * from it without re-entering the HTTP client. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/event.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/headers.h"
+#include "load/agent_impl.h"
+#include "util/time.h"
+
+static void advance(struct mgw_load_agent *a);
+
+/* ---- messages ---- */
+
+void ld_msg_free(struct ld_msg *m)
+{
+	if (!m)
+		return;
+	free(m->body);
+	mgw_headers_deinit(&m->hdr);
+	free(m);
+}
+
+int ld_msg_set_body(struct ld_msg *m, json_t *root)
+{
+	char *s;
+
+	if (!root)
+		return MGW_ENOMEM;
+	s = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	if (!s)
+		return MGW_ENOMEM;
+	free(m->body);
+	m->body = s;
+	m->body_len = strlen(s);
+	return 0;
+}
+
+struct ld_msg *ld_msg_build(struct mgw_load_agent *a, const char *method,
+                            json_t *params, int notification)
+{
+	struct ld_msg *m = calloc(1, sizeof(*m));
+	json_t *root = json_object();
+
+	if (!m || !root)
+		goto fail;
+	mgw_headers_init(&m->hdr);
+	m->http_method = "POST";
+	m->rpc_method = method;
+	m->id = notification ? 0 : a->next_id++;
+	if (json_object_set_new(root, "jsonrpc", json_string("2.0")) != 0 ||
+	    (!notification &&
+	     json_object_set_new(root, "id", json_integer(m->id)) != 0) ||
+	    json_object_set_new(root, "method", json_string(method)) != 0)
+		goto fail;
+	if (params && json_object_set_new(root, "params", params) != 0) {
+		params = NULL;
+		goto fail;
+	}
+	params = NULL;
+	if (ld_msg_set_body(m, root) != 0) {
+		root = NULL;
+		goto fail;
+	}
+	if (mgw_headers_adds(&m->hdr, "Content-Type", "application/json") != 0 ||
+	    mgw_headers_adds(&m->hdr, "Accept",
+	                     "application/json, text/event-stream") != 0)
+		goto fail;
+	return m;
+fail:
+	json_decref(params);
+	json_decref(root);
+	ld_msg_free(m);
+	return NULL;
+}
+
+/* A request in the agent's era. */
+static struct ld_msg *era_request(struct mgw_load_agent *a, const char *method,
+                                  const char *name, json_t *params)
+{
+	if (a->era == MGW_ERA_IS_MODERN)
+		return ld_modern_request(a, method, name, params);
+	return ld_legacy_request(a, method, params);
+}
+
+/* ---- handles ---- */
+
+static struct ld_handle *handle_slot(struct mgw_load_agent *a,
+                                     const struct mgw_load_call_spec *spec,
+                                     int create)
+{
+	struct ld_handle *h;
+
+	for (size_t i = 0; i < a->n_handles; i++)
+		if (a->handles[i].spec == spec)
+			return &a->handles[i];
+	if (!create)
+		return NULL;
+	h = realloc(a->handles, (a->n_handles + 1) * sizeof(*h));
+	if (!h)
+		return NULL;
+	a->handles = h;
+	h = &a->handles[a->n_handles++];
+	h->spec = spec;
+	h->handle = NULL;
+	return h;
+}
+
+static const char *handle_get(struct mgw_load_agent *a,
+                              const struct mgw_load_call_spec *spec)
+{
+	struct ld_handle *h = handle_slot(a, spec, 0);
+
+	return h ? h->handle : NULL;
+}
+
+static int handle_set(struct mgw_load_agent *a,
+                      const struct mgw_load_call_spec *spec, const char *v)
+{
+	struct ld_handle *h = handle_slot(a, spec, 1);
+	char *c = v ? strdup(v) : NULL;
+
+	if (!h || (v && !c)) {
+		free(c);
+		return MGW_ENOMEM;
+	}
+	free(h->handle);
+	h->handle = c;
+	return 0;
+}
+
+void ld_legacy_drop_session(struct mgw_load_agent *a)
+{
+	free(a->session_id);
+	a->session_id = NULL;
+	a->initialized = 0;
+	a->listed = 0;
+	a->negotiated[0] = '\0';
+	/* legacy counters live in the session: their handles died with it */
+	for (size_t i = 0; i < a->n_handles; i++) {
+		free(a->handles[i].handle);
+		a->handles[i].handle = NULL;
+	}
+}
+
+/* ---- tool results ---- */
+
+/* First text content of a CallToolResult, or "". */
+static const char *result_text(const json_t *result)
+{
+	json_t *content = json_object_get(result, "content");
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(content, i, c) {
+		json_t *t = json_object_get(c, "text");
+		if (json_is_string(t))
+			return json_string_value(t);
+	}
+	return "";
+}
+
+static int contains_ci(const char *hay, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (; *hay; hay++)
+		if (strncasecmp(hay, needle, n) == 0)
+			return 1;
+	return n == 0;
+}
+
+/* The handle a result carries: structuredContent.handle, else (create
+ * only) the text. */
+static const char *result_handle(const json_t *result, int text_too)
+{
+	json_t *h = json_object_get(json_object_get(result, "structuredContent"),
+	                            "handle");
+	const char *t;
+
+	if (json_is_string(h) && json_string_length(h) > 0)
+		return json_string_value(h);
+	if (!text_too)
+		return NULL;
+	t = result_text(result);
+	return t[0] ? t : NULL;
+}
+
+/* ---- ending a call ---- */
+
+static void set_detail(struct mgw_load_agent *a, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void set_detail(struct mgw_load_agent *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(a->detail, sizeof(a->detail), fmt, ap);
+	va_end(ap);
+}
+
+/* Ends the call: nothing of it is in flight any more (the caller made
+ * sure); on_done is scheduled. */
+static void finish(struct mgw_load_agent *a, enum mgw_load_outcome out)
+{
+	a->res.outcome = out;
+	a->res.detail = out == MGW_LOAD_OK ? NULL : a->detail;
+	a->step = LD_ST_IDLE;
+	evtimer_del(a->tmo_ev);
+	ld_auth_cancel(&a->auth_wait);
+	ld_msg_free(a->msg);
+	a->msg = NULL;
+	a->done_pending = 1;
+	event_active(a->done_ev, 0, 0);
+}
+
+static void on_done_ev(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_load_agent *a = arg;
+	struct mgw_load_result r;
+	char detail[LD_DETAIL_MAX];
+	mgw_load_done_cb cb;
+	void *cb_arg;
+
+	(void)fd;
+	(void)what;
+	if (a->step == LD_ST_CLOSED && a->on_closed) {
+		mgw_load_closed_cb closed = a->on_closed;
+
+		a->on_closed = NULL;
+		closed(a, a->closed_arg); /* may free a */
+		return;
+	}
+	if (!a->done_pending)
+		return;
+	/* Copies: the engine may start the next call (which resets a->res)
+	 * or free the agent from inside the callback. */
+	r = a->res;
+	if (r.detail) {
+		snprintf(detail, sizeof(detail), "%s", r.detail);
+		r.detail = detail;
+	}
+	cb = a->on_done;
+	cb_arg = a->done_arg;
+	a->done_pending = 0;
+	a->in_call = 0;
+	a->spec = NULL;
+	a->on_done = NULL;
+	cb(a, &r, cb_arg);
+}
+
+/* The answer is a failure of the transport or an HTTP error status:
+ * ends the call with the matching outcome. */
+static void fail_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	const char *msg = NULL;
+	json_t *e;
+
+	switch (ans->kind) {
+	case LD_ANS_FAILED:
+		set_detail(a, "%s", ans->detail ? ans->detail : "no answer");
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	case LD_ANS_TIMEOUT:
+		set_detail(a, "%s", ans->detail ? ans->detail : "timeout");
+		finish(a, MGW_LOAD_TIMEOUT);
+		return;
+	case LD_ANS_RESPONSE:
+		e = json_object_get(ans->resp, "error");
+		msg = json_string_value(json_object_get(e, "message"));
+		set_detail(a, "JSON-RPC error %" JSON_INTEGER_FORMAT ": %s",
+		           json_integer_value(json_object_get(e, "code")),
+		           msg ? msg : "");
+		finish(a, MGW_LOAD_RPC_ERROR);
+		return;
+	case LD_ANS_ACCEPTED:
+		set_detail(a, "HTTP %d without a JSON-RPC response", ans->status);
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	case LD_ANS_STATUS:
+		break;
+	}
+	e = json_object_get(ans->resp, "error");
+	msg = json_string_value(json_object_get(e, "message"));
+	if (msg)
+		set_detail(a, "HTTP %d: %s", ans->status, msg);
+	else
+		set_detail(a, "HTTP %d", ans->status);
+	if (a->era == MGW_ERA_IS_LEGACY && a->msg && a->msg->with_session) {
+		if (mgw_load_session_lost(ans->status, e,
+		                          a->opts->lost_session_match)) {
+			ld_legacy_drop_session(a);
+			finish(a, MGW_LOAD_SESSION_LOST);
+			return;
+		}
+		if (ans->status >= 500) {
+			/* Whatever broke, the session cannot be trusted: start a
+			 * new one next time, but count what was seen. */
+			ld_legacy_drop_session(a);
+			finish(a, MGW_LOAD_HTTP_5XX);
+			return;
+		}
+	}
+	if (a->era == MGW_ERA_IS_MODERN && ans->status == 400 &&
+	    json_integer_value(json_object_get(e, "code")) == MGW_MCP_HEADER_MISMATCH)
+		a->listed = 0; /* the spec's advice: refresh the tool schemas */
+	finish(a, ans->status >= 500 ? MGW_LOAD_HTTP_5XX : MGW_LOAD_HTTP_4XX);
+}
+
+/* ---- sending ---- */
+
+static void transmit(struct mgw_load_agent *a)
+{
+	int rc;
+
+	if (a->step == LD_ST_CALL)
+		a->res.sent_ns = mgw_now_ns();
+	a->auth_gen = a->auth ? ld_auth_gen(a->auth) : 0;
+	rc = a->stdio ? ld_stdio_send(a, a->msg) : ld_http_send(a, a->msg);
+	if (rc != 0) {
+		if (a->step == LD_ST_CALL)
+			a->res.sent_ns = 0;
+		set_detail(a, "cannot send: %s", mgw_strerror(rc));
+		a->conn_broken = 1;
+		if (a->step == LD_ST_DELETE) {
+			a->step = LD_ST_CLOSED;
+			evtimer_del(a->tmo_ev);
+			event_active(a->done_ev, 0, 0);
+			return;
+		}
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+	}
+}
+
+static void on_auth_ready(struct ld_auth_wait *w, void *arg)
+{
+	struct mgw_load_agent *a = arg;
+
+	(void)w;
+	a->step = a->after_auth;
+	transmit(a);
+}
+
+/* Takes m as the message in flight for step st and sends it, running the
+ * auth command first when its output is needed and not there yet. */
+static void send_msg(struct mgw_load_agent *a, struct ld_msg *m,
+                     enum ld_step st)
+{
+	ld_msg_free(a->msg);
+	a->msg = m;
+	a->step = st;
+	a->auth_retried = 0;
+	if (!m) {
+		set_detail(a, "no memory for a request");
+		if (st == LD_ST_DELETE) {
+			a->step = LD_ST_CLOSED;
+			event_active(a->done_ev, 0, 0);
+			return;
+		}
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	}
+	if (a->auth && ld_auth_gen(a->auth) == 0) {
+		a->after_auth = st;
+		a->step = LD_ST_AUTH;
+		ld_auth_refresh(a->auth, 0, &a->auth_wait, on_auth_ready, a);
+		return;
+	}
+	transmit(a);
+}
+
+/* The tools/call of the spec, with the held handle for a handle flow. */
+static struct ld_msg *call_msg(struct mgw_load_agent *a)
+{
+	const struct mgw_load_call_spec *spec = a->spec;
+	json_t *args, *params;
+
+	if (spec->flow == MGW_LOAD_FLOW_COUNTER) {
+		const char *h = handle_get(a, spec);
+
+		args = spec->arguments ? json_copy(spec->arguments) : json_object();
+		if (!args || json_object_set_new(args, spec->handle_arg ?
+		                                       spec->handle_arg : "handle",
+		                                 json_string(h)) != 0) {
+			json_decref(args);
+			return NULL;
+		}
+	} else {
+		args = spec->arguments ? json_incref(spec->arguments) : json_object();
+	}
+	params = json_pack("{s:s, s:o}", "name", spec->tool, "arguments", args);
+	if (!params)
+		return NULL;
+	return era_request(a, "tools/call", spec->tool, params);
+}
+
+static void advance(struct mgw_load_agent *a)
+{
+	const struct mgw_load_call_spec *spec = a->spec;
+
+	if (a->era == MGW_ERA_UNKNOWN) {
+		send_msg(a, ld_auto_probe(a), LD_ST_PROBE);
+	} else if (a->era == MGW_ERA_IS_LEGACY && !a->initialized) {
+		ld_legacy_drop_session(a);
+		send_msg(a, ld_legacy_initialize(a), LD_ST_INIT);
+	} else if (a->opts->list_tools && !a->listed) {
+		send_msg(a, era_request(a, "tools/list", NULL, json_object()),
+		         LD_ST_LIST);
+	} else if (spec->flow == MGW_LOAD_FLOW_COUNTER && !handle_get(a, spec)) {
+		const char *ct = spec->create_tool ? spec->create_tool
+		                                   : "counter_create";
+		json_t *p = json_pack("{s:s, s:{}}", "name", ct, "arguments");
+
+		send_msg(a, p ? era_request(a, "tools/call", ct, p) : NULL,
+		         LD_ST_CREATE);
+	} else {
+		send_msg(a, call_msg(a), LD_ST_CALL);
+	}
+}
+
+/* ---- answers ---- */
+
+static void on_probe(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	enum mgw_era era = ld_auto_verdict(ans);
+
+	if (era == MGW_ERA_UNKNOWN) {
+		fail_answer(a, ans);
+		return;
+	}
+	a->era = era;
+	mgw_debug(NULL, "load: the server speaks the %s era",
+	          era == MGW_ERA_IS_MODERN ? "modern" : "legacy");
+	advance(a);
+}
+
+static void on_call_result(struct mgw_load_agent *a, const json_t *result)
+{
+	const struct mgw_load_call_spec *spec = a->spec;
+	const char *h;
+
+	if (json_is_true(json_object_get(result, "isError"))) {
+		const char *t = result_text(result);
+
+		set_detail(a, "%s", t[0] ? t : "tool error");
+		if (contains_ci(t, "unknown handle")) {
+			if (spec->flow == MGW_LOAD_FLOW_COUNTER)
+				handle_set(a, spec, NULL);
+			finish(a, MGW_LOAD_HANDLE_LOST);
+			return;
+		}
+		finish(a, MGW_LOAD_TOOL_ERROR);
+		return;
+	}
+	if (spec->flow == MGW_LOAD_FLOW_COUNTER &&
+	    (h = result_handle(result, 0)) != NULL &&
+	    handle_set(a, spec, h) != 0) {
+		set_detail(a, "no memory for a handle");
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	}
+	finish(a, MGW_LOAD_OK);
+}
+
+static void on_create_result(struct mgw_load_agent *a, const json_t *result)
+{
+	const char *h;
+
+	if (json_is_true(json_object_get(result, "isError"))) {
+		const char *t = result_text(result);
+
+		set_detail(a, "%s: %s", a->spec->create_tool ? a->spec->create_tool
+		                                              : "counter_create",
+		           t[0] ? t : "tool error");
+		finish(a, MGW_LOAD_TOOL_ERROR);
+		return;
+	}
+	h = result_handle(result, 1);
+	if (!h) {
+		set_detail(a, "no handle in the result of %s",
+		           a->spec->create_tool ? a->spec->create_tool
+		                                : "counter_create");
+		finish(a, MGW_LOAD_TOOL_ERROR);
+		return;
+	}
+	if (handle_set(a, a->spec, h) != 0) {
+		set_detail(a, "no memory for a handle");
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	}
+	advance(a);
+}
+
+void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	json_t *result = NULL;
+
+	a->res.bytes += ans->bytes;
+	if (ans->status)
+		a->res.status = ans->status;
+	if (ans->kind == LD_ANS_FAILED) {
+		a->conn_broken = 1;
+	} else if (ans->kind != LD_ANS_TIMEOUT && a->conn_broken) {
+		a->conn_broken = 0;
+		a->res.reconnected++;
+	}
+	if (a->step == LD_ST_DELETE) {
+		a->step = LD_ST_CLOSED;
+		evtimer_del(a->tmo_ev);
+		event_active(a->done_ev, 0, 0);
+		return;
+	}
+	/* Expired credentials: run the auth command again and send the same
+	 * message once more (it was refused, so nothing happened). */
+	if (ans->kind == LD_ANS_STATUS && ans->status == 401 && a->auth &&
+	    !a->auth_retried) {
+		a->auth_retried = 1;
+		a->after_auth = a->step;
+		a->step = LD_ST_AUTH;
+		ld_auth_refresh(a->auth, a->auth_gen, &a->auth_wait, on_auth_ready, a);
+		return;
+	}
+	if (a->step == LD_ST_PROBE) {
+		on_probe(a, ans);
+		return;
+	}
+	if (ans->kind == LD_ANS_RESPONSE)
+		result = json_object_get(ans->resp, "result");
+	switch (a->step) {
+	case LD_ST_INIT:
+		if (!result) {
+			fail_answer(a, ans);
+			return;
+		}
+		if (ld_legacy_take_init(a, ans, a->detail, sizeof(a->detail)) != 0) {
+			finish(a, MGW_LOAD_RPC_ERROR);
+			return;
+		}
+		a->res.reinitialized++;
+		send_msg(a, ld_legacy_initialized(a), LD_ST_INITIALIZED);
+		return;
+	case LD_ST_INITIALIZED:
+		/* 202 is the rule; a server that answers the notification
+		 * with some JSON body has still accepted it */
+		if (ans->kind != LD_ANS_ACCEPTED && ans->kind != LD_ANS_RESPONSE) {
+			fail_answer(a, ans);
+			return;
+		}
+		a->initialized = 1;
+		advance(a);
+		return;
+	case LD_ST_LIST:
+		if (!result) {
+			fail_answer(a, ans);
+			return;
+		}
+		if (a->era == MGW_ERA_IS_MODERN)
+			ld_modern_learn_tools(a, result);
+		a->listed = 1;
+		advance(a);
+		return;
+	case LD_ST_CREATE:
+		if (!result) {
+			fail_answer(a, ans);
+			return;
+		}
+		on_create_result(a, result);
+		return;
+	case LD_ST_CALL:
+		if (!result) {
+			fail_answer(a, ans);
+			return;
+		}
+		on_call_result(a, result);
+		return;
+	default:
+		/* an answer nobody waits for (cancelled meanwhile) */
+		return;
+	}
+}
+
+const struct mgw_headers *ld_auth_fields(const struct mgw_load_agent *a)
+{
+	if (a->auth && ld_auth_gen(a->auth) > 0)
+		return ld_auth_headers(a->auth);
+	return a->opts->auth_headers;
+}
+
+/* ---- timeouts ---- */
+
+static void cancel_inflight(struct mgw_load_agent *a)
+{
+	ld_auth_cancel(&a->auth_wait);
+	if (a->stdio)
+		ld_stdio_cancel(a);
+	else
+		ld_http_cancel(a);
+}
+
+static void on_tmo(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_load_agent *a = arg;
+
+	(void)fd;
+	(void)what;
+	cancel_inflight(a);
+	if (a->step == LD_ST_DELETE) {
+		a->step = LD_ST_CLOSED;
+		event_active(a->done_ev, 0, 0);
+		return;
+	}
+	if (a->step == LD_ST_IDLE || a->step == LD_ST_CLOSED)
+		return;
+	if (a->step == LD_ST_CALL)
+		set_detail(a, "no answer within %gs", a->opts->timeout);
+	else
+		set_detail(a, "no answer within %gs (while %s)", a->opts->timeout,
+		           a->step == LD_ST_PROBE ? "probing the era" :
+		           a->step == LD_ST_INIT || a->step == LD_ST_INITIALIZED
+		                   ? "initializing" :
+		           a->step == LD_ST_LIST ? "listing tools" :
+		           a->step == LD_ST_CREATE ? "creating a handle"
+		                                   : "running the auth command");
+	finish(a, MGW_LOAD_TIMEOUT);
+}
+
+static void arm_timeout(struct mgw_load_agent *a)
+{
+	if (a->opts->timeout > 0) {
+		struct timeval tv = mgw_tv(a->opts->timeout);
+		evtimer_add(a->tmo_ev, &tv);
+	}
+}
+
+/* ---- API ---- */
+
+static void pick_version(char *out, size_t len, const char *want,
+                         const char *const *list, const char *dflt)
+{
+	snprintf(out, len, "%s",
+	         want && mgw_mcp_version_in(want, list) ? want : dflt);
+}
+
+struct mgw_load_agent *mgw_load_agent_new(struct event_base *base,
+                                          struct mgw_client *client,
+                                          const struct mgw_load_target *target,
+                                          const struct mgw_load_agent_opts *opts)
+{
+	struct mgw_load_agent *a;
+	int http = target && target->urls && target->n_urls > 0;
+	int sio = target && target->stdio_cmd && target->stdio_cmd[0];
+
+	if (!base || !target || !opts || http == sio || (http && !client))
+		return NULL;
+	if (opts->dialect != MGW_LOAD_LEGACY && opts->dialect != MGW_LOAD_MODERN &&
+	    opts->dialect != MGW_LOAD_AUTO)
+		return NULL;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->base = base;
+	a->target = target;
+	a->opts = opts;
+	a->stdio = sio;
+	a->next_id = 1;
+	a->era = opts->dialect == MGW_LOAD_LEGACY ? MGW_ERA_IS_LEGACY :
+	         opts->dialect == MGW_LOAD_MODERN ? MGW_ERA_IS_MODERN
+	                                          : MGW_ERA_UNKNOWN;
+	pick_version(a->legacy_version, sizeof(a->legacy_version),
+	             opts->protocol_version, mgw_mcp_legacy_versions,
+	             MGW_MCP_LEGACY_LATEST);
+	pick_version(a->modern_version, sizeof(a->modern_version),
+	             opts->protocol_version, mgw_mcp_modern_versions,
+	             MGW_MCP_MODERN_VERSION);
+	a->client_info = json_pack("{s:s, s:s}", "name",
+	                           opts->client_name ? opts->client_name
+	                                             : "mcpgw-load",
+	                           "version",
+	                           opts->client_version ? opts->client_version
+	                                                : PACKAGE_VERSION);
+	a->done_ev = event_new(base, -1, 0, on_done_ev, a);
+	a->tmo_ev = evtimer_new(base, on_tmo, a);
+	if (!a->client_info || !a->done_ev || !a->tmo_ev)
+		goto fail;
+	if (opts->auth_command && opts->auth_command[0]) {
+		a->auth = ld_auth_get(base, opts->auth_command);
+		if (!a->auth)
+			goto fail;
+	}
+	if (sio ? ld_stdio_init(a) : ld_http_init(a, client))
+		goto fail;
+	return a;
+fail:
+	mgw_load_agent_free(a);
+	return NULL;
+}
+
+void mgw_load_agent_free(struct mgw_load_agent *a)
+{
+	if (!a)
+		return;
+	ld_auth_cancel(&a->auth_wait);
+	if (a->stdio)
+		ld_stdio_deinit(a);
+	else
+		ld_http_deinit(a);
+	if (a->auth)
+		ld_auth_put(a->auth);
+	if (a->done_ev)
+		event_free(a->done_ev);
+	if (a->tmo_ev)
+		event_free(a->tmo_ev);
+	ld_msg_free(a->msg);
+	ld_legacy_drop_session(a);
+	free(a->handles);
+	json_decref(a->client_info);
+	json_decref(a->tool_headers);
+	free(a);
+}
+
+int mgw_load_agent_call(struct mgw_load_agent *a,
+                        const struct mgw_load_call_spec *spec,
+                        mgw_load_done_cb on_done, void *arg)
+{
+	if (a->closing)
+		return MGW_ECLOSED;
+	if (a->in_call)
+		return MGW_ELIMIT;
+	if (!spec || !spec->tool || !on_done)
+		return MGW_EINVAL;
+	a->in_call = 1;
+	a->spec = spec;
+	a->on_done = on_done;
+	a->done_arg = arg;
+	memset(&a->res, 0, sizeof(a->res));
+	a->detail[0] = '\0';
+	arm_timeout(a);
+	advance(a);
+	return 0;
+}
+
+int mgw_load_agent_close(struct mgw_load_agent *a, mgw_load_closed_cb closed,
+                         void *arg)
+{
+	if (a->closing)
+		return MGW_ECLOSED;
+	a->closing = 1;
+	a->on_closed = closed;
+	a->closed_arg = arg;
+	if (a->in_call) {
+		/* cancelled without its on_done, whatever its state */
+		cancel_inflight(a);
+		evtimer_del(a->tmo_ev);
+		ld_msg_free(a->msg);
+		a->msg = NULL;
+		a->in_call = 0;
+		a->done_pending = 0;
+		a->step = LD_ST_IDLE;
+	}
+	if (!a->stdio && a->era == MGW_ERA_IS_LEGACY && a->session_id) {
+		arm_timeout(a);
+		send_msg(a, ld_legacy_delete(a), LD_ST_DELETE);
+		return 0;
+	}
+	a->step = LD_ST_CLOSED;
+	event_active(a->done_ev, 0, 0);
+	return 0;
+}
+
+enum mgw_era mgw_load_agent_era(const struct mgw_load_agent *a)
+{
+	return a->era;
+}
