@@ -1,0 +1,106 @@
+/* redis.h - one asynchronous Redis connection on one event loop, shared
+ * by everything in mcpgw that talks to Redis (the backend's counter
+ * handles, modules/redis_store).
+ *
+ * hiredis runs through its libevent adapter and never blocks the loop:
+ * host names are resolved with evdns (net/resolve.h) so that hiredis only
+ * ever sees a numeric address, connecting is bounded by the command
+ * timeout, and every command carries its own timer.  A connection that
+ * fails, drops, or leaves a command unanswered past its timeout is torn
+ * down and re-established with exponential backoff; meanwhile new
+ * commands are refused at once (nothing is queued while the server is
+ * known to be unreachable). */
+#ifndef MGW_NET_REDIS_H
+#define MGW_NET_REDIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+
+struct mgw_redis;
+
+enum mgw_redis_state {
+	MGW_REDIS_CONNECTING,   /* first attempt in progress: commands are
+	                         * accepted (once the host is resolved; a
+	                         * numeric host or a socket path at once) and
+	                         * sent when connected */
+	MGW_REDIS_UP,
+	MGW_REDIS_DOWN,         /* failed or lost; reconnecting with backoff:
+	                         * commands are refused */
+};
+
+/* The answer to one command: status 0 with reply (borrowed for the
+ * duration of the callback; it may be an error reply, type
+ * REDIS_REPLY_ERROR), or MGW_EIO (the connection failed or was closed
+ * before an answer) or MGW_ETIMEDOUT (no answer within the timeout) with
+ * reply NULL. */
+typedef void (*mgw_redis_reply_cb)(void *arg, int status, redisReply *reply);
+
+/* A change of the connection's state.  why: a short reason for DOWN
+ * (static or hiredis' text; NULL otherwise).  Runs from the loop, possibly
+ * from inside hiredis: it must not free the connection.  Never runs
+ * inside mgw_redis_new (a first attempt that fails at once leaves the
+ * state DOWN, which the caller reads with mgw_redis_state). */
+typedef void (*mgw_redis_state_cb)(void *arg, enum mgw_redis_state state,
+                                   const char *why);
+
+struct mgw_redis_opts {
+	const char *url;        /* "redis://[:PASSWORD@]HOST[:PORT][/DB]" or
+	                         * "unix:PATH" */
+	double timeout;         /* per command, and for connecting (s); 0 =
+	                         * 2 s */
+	double backoff_min;     /* first reconnect delay (s); 0 = 0.1 s */
+	double backoff_max;     /* cap of the doubling delay (s); 0 = 2 s */
+	mgw_redis_state_cb on_state; /* optional */
+	void *state_arg;
+};
+
+/* Counters of one connection (this loop's thread only). */
+struct mgw_redis_stats {
+	uint64_t connects;      /* connections established */
+	uint64_t failures;      /* connection attempts that failed */
+	uint64_t commands;      /* commands sent */
+	uint64_t errors;        /* error replies */
+	uint64_t timeouts;      /* commands unanswered within the timeout */
+};
+
+/* Checks a URL (the form in struct mgw_redis_opts).  Returns 0, or
+ * MGW_EINVAL with a message in err. */
+int mgw_redis_url_check(const char *url, char *err, size_t errlen);
+
+/* A connection to o->url on base; the first attempt starts at once.
+ * Returns NULL with a message in err only for a malformed URL or no
+ * memory: an unreachable server is not an error (the connection keeps
+ * retrying).  o is copied (url included). */
+struct mgw_redis *mgw_redis_new(struct event_base *base,
+                                const struct mgw_redis_opts *o, char *err,
+                                size_t errlen);
+
+/* Closes the connection and frees it.  Commands still pending are
+ * answered MGW_EIO first, from inside this call; the state callback does
+ * not run.  NULL allowed.  Not from inside a callback of r. */
+void mgw_redis_free(struct mgw_redis *r);
+
+enum mgw_redis_state mgw_redis_state(const struct mgw_redis *r);
+
+/* The URL without its password, for logs and stats. */
+const char *mgw_redis_display(const struct mgw_redis *r);
+
+void mgw_redis_get_stats(const struct mgw_redis *r, struct mgw_redis_stats *out);
+
+/* Sends one command (binary-safe arguments, copied).  Returns 0 and then
+ * cb runs exactly once, later, from the loop (never inside this call);
+ * or MGW_EIO (state DOWN: nothing was queued) / MGW_ENOMEM, and cb never
+ * runs. */
+int mgw_redis_command_argv(struct mgw_redis *r, int argc, const char **argv,
+                           const size_t *argvlen, mgw_redis_reply_cb cb,
+                           void *arg);
+
+/* The same with a hiredis format string ("%s" strings, "%b" binary with
+ * a size_t length, "%lld" ...). */
+int mgw_redis_command(struct mgw_redis *r, mgw_redis_reply_cb cb, void *arg,
+                      const char *fmt, ...);
+
+#endif
