@@ -325,9 +325,13 @@ static void fail_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 			return;
 		}
 	}
+	/* The spec's advice on HeaderMismatch: fetch the tool schemas (the
+	 * tool may declare x-mcp-header parameters) before trying again. */
 	if (a->era == MGW_ERA_IS_MODERN && ans->status == 400 &&
-	    json_integer_value(json_object_get(e, "code")) == MGW_MCP_HEADER_MISMATCH)
-		a->listed = 0; /* the spec's advice: refresh the tool schemas */
+	    json_integer_value(json_object_get(e, "code")) == MGW_MCP_HEADER_MISMATCH &&
+	    a->msg && a->msg->rpc_method &&
+	    strcmp(a->msg->rpc_method, "tools/call") == 0)
+		a->want_list = 1;
 	finish(a, ans->status >= 500 ? MGW_LOAD_HTTP_5XX : MGW_LOAD_HTTP_4XX);
 }
 
@@ -427,7 +431,7 @@ static void advance(struct mgw_load_agent *a)
 	} else if (a->era == MGW_ERA_IS_LEGACY && !a->initialized) {
 		ld_legacy_drop_session(a);
 		send_msg(a, ld_legacy_initialize(a), LD_ST_INIT);
-	} else if (a->opts->list_tools && !a->listed) {
+	} else if ((a->opts->list_tools && !a->listed) || a->want_list) {
 		send_msg(a, era_request(a, "tools/list", NULL, json_object()),
 		         LD_ST_LIST);
 	} else if (spec->flow == MGW_LOAD_FLOW_COUNTER && !handle_get(a, spec)) {
@@ -581,6 +585,7 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 		if (a->era == MGW_ERA_IS_MODERN)
 			ld_modern_learn_tools(a, result);
 		a->listed = 1;
+		a->want_list = 0;
 		advance(a);
 		return;
 	case LD_ST_CREATE:

@@ -182,6 +182,8 @@ struct mgw_load_agent {
 	char *session_id;               /* legacy: Mcp-Session-Id, or NULL */
 	int initialized;                /* legacy: handshake done */
 	int listed;                     /* tools/list done (this session) */
+	int want_list;                  /* modern: a HeaderMismatch asks for
+	                                 * the tool schemas (Mcp-Param-*) */
 	json_t *client_info;            /* {"name","version"} */
 	json_t *tool_headers;           /* modern: tool name -> [[header,
 	                                 * JSON Pointer], ...] from the

@@ -832,6 +832,32 @@ static void test_modern_param_headers_after_list(void **state)
 	json_decref(args);
 }
 
+/* Without tools/list the agent cannot know a tool's x-mcp-header
+ * parameters; the HeaderMismatch it then gets makes it fetch the schemas
+ * before its next call, as the spec advises. */
+static void test_modern_header_mismatch_fetches_schemas(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_load_call_spec region = f->echo;
+	json_t *args = json_pack("{s:s, s:s}", "region", "eu", "text", "x");
+
+	srv_start(&f->srv, f->base, SRV_MODERN);
+	f->opts.dialect = MGW_LOAD_MODERN;
+	region.tool = "echo_region";
+	region.arguments = args;
+	fx_agent(f, f->srv.url, NULL);
+	assert_int_equal(call(f, &region), MGW_LOAD_HTTP_4XX);
+	assert_int_equal(f->res.status, 400);
+	assert_non_null(strstr(f->res.detail, "Mcp-Param-Region"));
+	assert_int_equal(call(f, &region), MGW_LOAD_OK);
+	assert_string_equal(seen_rpc(&f->srv, 1)->rpc, "tools/list");
+	assert_string_equal(hdr(seen_rpc(&f->srv, 2), "Mcp-Param-Region"), "eu");
+	/* once */
+	assert_int_equal(call(f, &region), MGW_LOAD_OK);
+	assert_int_equal(f->srv.nseen, 4);
+	json_decref(args);
+}
+
 static void test_modern_errors(void **state)
 {
 	struct fx *f = *state;
@@ -1479,6 +1505,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_legacy_delete_at_close, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_headers_and_meta, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_param_headers_after_list, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_modern_header_mismatch_fetches_schemas, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_errors, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sse_answers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_handle_lost_and_recreated, fx_setup, fx_teardown),
