@@ -25,6 +25,7 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  serve          run the gateway (stateless mode: balance modern MCP requests)\n"
 	      "  backend        run the reference MCP server (legacy, modern or dual era)\n"
+	      "  load           drive MCP servers with load and check latency gates\n"
 	      "  check-config   validate a configuration file and exit\n"
 	      "  version        print version and library versions\n"
 	      "  help           show this text\n"
@@ -61,6 +62,8 @@ int main(int argc, char **argv)
 		return mgw_serve_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "backend") == 0)
 		return mgw_backend_main(argc - 1, argv + 1);
+	if (strcmp(cmd, "load") == 0)
+		return mgw_load_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check-config") == 0)
 		return mgw_check_config_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)

@@ -665,3 +665,84 @@ stop_serve() {
 		fail "gateway pid $pid exited with status $STOP_STATUS on SIGTERM"
 	fi
 }
+
+# ---- mcpgw load ----------------------------------------------------------
+# run_load NAME [mcpgw load options...]
+# Runs "mcpgw load --quiet --json $T_DIR/NAME.json OPTIONS" (120 s at
+# most) and sets LOAD_STATUS (its exit status) and LOAD_JSON (the report
+# file).  Its stderr goes to $T_DIR/load-NAME.err (scanned for sanitizer
+# reports at cleanup), its stdout to $T_DIR/load-NAME.out.
+run_load() {
+	local name=$1
+	shift
+	LOAD_JSON=$T_DIR/$name.json
+	LOAD_OUT=$T_DIR/load-$name.out
+	LOAD_ERR=$T_DIR/load-$name.err
+	rm -f "$LOAD_JSON"
+	timeout 120 "$MCPGW" load --quiet --json "$LOAD_JSON" "$@" \
+		>"$LOAD_OUT" 2>"$LOAD_ERR"
+	LOAD_STATUS=$?
+	log "load $name: exit $LOAD_STATUS: $*"
+}
+
+# start_load NAME [options...]: run_load in the background; L_PID is its
+# pid.  wait_load then sets LOAD_STATUS, LOAD_JSON, LOAD_ERR.
+start_load() {
+	local name=$1
+	shift
+	LOAD_JSON=$T_DIR/$name.json
+	LOAD_OUT=$T_DIR/load-$name.out
+	LOAD_ERR=$T_DIR/load-$name.err
+	rm -f "$LOAD_JSON"
+	"$MCPGW" load --quiet --json "$LOAD_JSON" "$@" >"$LOAD_OUT" 2>"$LOAD_ERR" &
+	L_PID=$!
+	track_pid "$L_PID"
+	log "load $name started (pid $L_PID): $*"
+}
+
+wait_load() {
+	local i=0
+	while kill -0 "$L_PID" 2>/dev/null && ! is_zombie "$L_PID" && [ $i -lt 1200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 "$L_PID" 2>/dev/null && ! is_zombie "$L_PID"; then
+		kill -KILL "$L_PID" 2>/dev/null
+		wait "$L_PID" 2>/dev/null
+		LOAD_STATUS=124
+		fail "mcpgw load pid $L_PID did not finish within 120 s"
+		return 1
+	fi
+	wait "$L_PID"
+	LOAD_STATUS=$?
+	log "load finished: exit $LOAD_STATUS"
+}
+
+# lj JQ-EXPR: a value from the last load report (empty if unreadable).
+lj() { jq -r "$1" "$LOAD_JSON" 2>/dev/null; }
+
+# assert_load_exit WHAT STATUS: the last load run exited with STATUS.
+assert_load_exit() {
+	if [ "$LOAD_STATUS" = "$2" ]; then
+		ok "$1: exit $2"
+	else
+		fail "$1: exit $LOAD_STATUS, expected $2: $(tail -n 3 "$LOAD_ERR" 2>/dev/null)"
+	fi
+}
+
+# assert_cmp WHAT A OP B: a numeric comparison (awk), OP one of
+# < <= > >= ==; the values are shown either way.
+assert_cmp() {
+	if awk -v a="$2" -v b="$4" -v op="$3" 'BEGIN {
+		if (a == "" || a == "null" || b == "" || b == "null") exit 1
+		if (op == "<") exit !(a + 0 < b + 0)
+		if (op == "<=") exit !(a + 0 <= b + 0)
+		if (op == ">") exit !(a + 0 > b + 0)
+		if (op == ">=") exit !(a + 0 >= b + 0)
+		if (op == "==") exit !(a + 0 == b + 0)
+		exit 1 }'; then
+		ok "$1: $2 $3 $4"
+	else
+		fail "$1: expected $2 $3 $4"
+	fi
+}
