@@ -207,6 +207,8 @@ struct mgw_serve_conf {
 struct mgw_config {
 	char *source;                   /* file it came from, or "<defaults>" */
 	enum mgw_log_level log_level;   /* log.level (info) */
+	int log_access;                 /* log.access: one line per proxied
+	                                 * request at info (false) */
 	struct mgw_listener_conf *listeners; /* listeners (may be 0 entries) */
 	size_t n_listeners;
 	struct mgw_http_limits limits;  /* limits: + timeouts: sections */

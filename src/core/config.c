@@ -253,6 +253,8 @@ static const struct mgw_cfg_field log_fields[] = {
 	{.key = "level", .type = MGW_CFG_ENUM,
 	 MGW_CFG_AT(struct mgw_config, log_level), .enums = log_levels,
 	 .def = "info"},
+	{.key = "access", .type = MGW_CFG_BOOL,
+	 MGW_CFG_AT(struct mgw_config, log_access), .def = "false"},
 };
 static const struct mgw_cfg_section log_section = {
 	.size = sizeof(struct mgw_config),

@@ -13,7 +13,11 @@
 static enum mgw_log_level g_level = MGW_LOG_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
+static int g_access;
+
 void mgw_log_set_level(enum mgw_log_level level) { g_level = level; }
+void mgw_log_set_access(int on) { g_access = on; }
+int mgw_log_access_enabled(void) { return g_access && g_level >= MGW_LOG_INFO; }
 enum mgw_log_level mgw_log_get_level(void) { return g_level; }
 
 int mgw_log_parse_level(const char *s, enum mgw_log_level *out)

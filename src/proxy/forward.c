@@ -94,7 +94,8 @@ static const char *log_mcp_method(const struct fwd_req *q)
 	return m ? m : "-";
 }
 
-/* One line per request at info: method, path, Mcp-Method, upstream
+/* One line per request at info when access logging is on (log.access,
+ * --access-log): method, path, Mcp-Method, upstream
  * server, status, duration, attempts and why it ended when not plainly.
  * Only called while q->x is still valid. */
 static void access_log(struct fwd_req *q, int status)
@@ -102,7 +103,7 @@ static void access_log(struct fwd_req *q, int status)
 	struct mgw_log_ctx ctx;
 	double ms;
 
-	if (mgw_log_get_level() < MGW_LOG_INFO)
+	if (!mgw_log_access_enabled())
 		return;
 	ms = (double)(mgw_now_ms() - q->t0);
 	req_logctx(q, &ctx);

@@ -86,8 +86,10 @@ static void usage(FILE *out)
 "        On SIGTERM or SIGINT: stop accepting, let requests in flight finish\n"
 "        for at most this long, then exit 0.  Default: 10s.\n"
 "  --log-level error|warn|info|debug\n"
-"        Logs go to stderr; one access line per request at info.  Default:\n"
-"        info.\n"
+"        Logs go to stderr.  Default: info.\n"
+"  --access-log\n"
+"        One line per proxied request at info (method, path, Mcp-Method,\n"
+"        upstream, status, duration).  Off by default (log.access).\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
 "\n"
@@ -103,7 +105,7 @@ static void usage(FILE *out)
 enum {
 	OPT_LISTEN = 256, OPT_UPSTREAM, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
 	OPT_H2C, OPT_WORKERS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_NO_VALIDATE,
-	OPT_SHUTDOWN, OPT_LOG_LEVEL,
+	OPT_SHUTDOWN, OPT_LOG_LEVEL, OPT_ACCESS_LOG,
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +123,7 @@ static const struct option long_opts[] = {
 	{"no-validate-headers", no_argument, NULL, OPT_NO_VALIDATE},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+	{"access-log", no_argument, NULL, OPT_ACCESS_LOG},
 	{NULL, 0, NULL, 0},
 };
 
@@ -134,7 +137,7 @@ struct flags {
 	size_t n_upstream;
 	const char *mode, *balancer, *hash_header, *workers;
 	const char *tls_cert, *tls_key, *shutdown, *log_level;
-	int h2c, no_validate;
+	int h2c, no_validate, access_log;
 };
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -183,6 +186,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 		case OPT_NO_VALIDATE: f->no_validate = 1; break;
 		case OPT_SHUTDOWN: f->shutdown = optarg; break;
 		case OPT_LOG_LEVEL: f->log_level = optarg; break;
+		case OPT_ACCESS_LOG: f->access_log = 1; break;
 		case ':':
 			return usage_error("option '%s' needs a value",
 			                   argv[optind - 1]);
@@ -449,6 +453,7 @@ int mgw_serve_main(int argc, char **argv)
 		goto out;
 	}
 	mgw_log_set_level(level);
+	mgw_log_set_access(sv.cfg->log_access || f.access_log);
 	if (sv.cfg->serve.mode != MGW_MODE_STATELESS) {
 		fprintf(stderr,
 		        "mcpgw serve: mode '%s' is not available yet: it needs the "
