@@ -633,9 +633,12 @@ static void on_tmo(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cancel_inflight(a);
-	if (a->step == LD_ST_DELETE) {
-		a->step = LD_ST_CLOSED;
-		event_active(a->done_ev, 0, 0);
+	if (a->closing) {
+		/* the DELETE (or the auth run before it) took too long */
+		if (a->step != LD_ST_CLOSED) {
+			a->step = LD_ST_CLOSED;
+			event_active(a->done_ev, 0, 0);
+		}
 		return;
 	}
 	if (a->step == LD_ST_IDLE || a->step == LD_ST_CLOSED)

@@ -752,6 +752,30 @@ static void test_legacy_delete_at_close(void **state)
 	assert_string_equal(hdr(e, "MCP-Protocol-Version"), "2025-11-25");
 }
 
+static void test_close_bounded_by_timeout(void **state)
+{
+	struct fx *f = *state;
+
+	srv_start(&f->srv, f->base, SRV_LEGACY);
+	f->opts.timeout = 0.2;
+	fx_agent(f, f->srv.url, NULL);
+	assert_int_equal(call(f, &f->echo), MGW_LOAD_OK);
+	/* a server that never answers the DELETE does not keep the close */
+	f->srv.hold = 1;
+	assert_int_equal(mgw_load_agent_close(f->a, on_closed, f), 0);
+	assert_true(pump_until(f->base, &f->closed));
+	assert_string_equal(seen_rpc(&f->srv, f->srv.nseen - 1)->method, "DELETE");
+	assert_int_equal(f->ncalls, 1);
+	/* modern agents have nothing to end */
+	mgw_load_agent_free(f->a);
+	f->closed = 0;
+	f->opts.dialect = MGW_LOAD_MODERN;
+	f->a = mgw_load_agent_new(f->base, f->cl, &f->target, &f->opts);
+	assert_int_equal(mgw_load_agent_close(f->a, on_closed, f), 0);
+	assert_int_equal(f->closed, 0); /* from the loop */
+	assert_true(pump_until(f->base, &f->closed));
+}
+
 /* ---- modern ---- */
 
 static void test_modern_headers_and_meta(void **state)
@@ -1503,6 +1527,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_legacy_5xx_reinitializes, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_session_lost_rule),
 	    cmocka_unit_test_setup_teardown(test_legacy_delete_at_close, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_close_bounded_by_timeout, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_headers_and_meta, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_param_headers_after_list, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_header_mismatch_fetches_schemas, fx_setup, fx_teardown),
