@@ -134,13 +134,16 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 	return 0;
 }
 
-int mgw_redis_url_check(const char *url, char *err, size_t errlen)
+int mgw_redis_url_check(const char *url, char *display, size_t displen,
+                        char *err, size_t errlen)
 {
 	struct mgw_redis tmp;
 	int rc;
 
 	memset(&tmp, 0, sizeof(tmp));
 	rc = parse_url(&tmp, url, err, errlen);
+	if (rc == 0 && display)
+		snprintf(display, displen, "%s", tmp.display);
 	free(tmp.password);
 	free(tmp.unix_path);
 	return rc;

@@ -66,9 +66,11 @@ struct mgw_redis_stats {
 	uint64_t timeouts;      /* commands unanswered within the timeout */
 };
 
-/* Checks a URL (the form in struct mgw_redis_opts).  Returns 0, or
- * MGW_EINVAL with a message in err. */
-int mgw_redis_url_check(const char *url, char *err, size_t errlen);
+/* Checks a URL (the form in struct mgw_redis_opts).  Returns 0 and, when
+ * display is not NULL, the URL without its password there (for logs); or
+ * MGW_EINVAL / MGW_ENOMEM with a message in err. */
+int mgw_redis_url_check(const char *url, char *display, size_t displen,
+                        char *err, size_t errlen);
 
 /* A connection to o->url on base; the first attempt starts at once.
  * Returns NULL with a message in err only for a malformed URL or no

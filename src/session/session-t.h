@@ -118,6 +118,11 @@ struct mgw_session {
 	/* --- bookkeeping --- */
 	size_t mem_size;                /* bytes this record holds (for memory
 	                                 * caps), kept by the setters */
+	uint64_t cached_ms;             /* a caching store's own stamp (redis:
+	                                 * monotonic ms when this copy was
+	                                 * fetched from the authority), set
+	                                 * before the record is shared; 0
+	                                 * elsewhere; not copied by dup */
 	atomic_uint refs;
 };
 

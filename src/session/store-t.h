@@ -84,6 +84,18 @@ struct mgw_session_stats {
 	uint64_t cache_hits;        /* sealed / redis: served locally */
 	uint64_t cache_misses;      /* sealed: token opened; redis: fetched */
 	uint64_t errors;            /* backing store unreachable / failed */
+	/* Stores with a server behind them (redis); 0 elsewhere: */
+	uint64_t unreachable;       /* gauge: 1 while the server is (partly)
+	                             * unreachable */
+	uint64_t outages;           /* transitions to unreachable */
+	uint64_t outage_ms;         /* time spent unreachable (the current
+	                             * outage included) */
+	uint64_t stale_hits;        /* lookups answered from the cache past
+	                             * its validity because the server could
+	                             * not be asked (counted in cache_hits) */
+	uint64_t local_updates;     /* updates kept in the local cache only,
+	                             * the server being unreachable */
+	uint64_t round_trips;       /* commands sent to the server */
 };
 
 /* The totals above, kept by the generic layer and the implementations
@@ -163,6 +175,9 @@ struct mgw_session_view {
 	size_t ops_alive;               /* operations not yet freed (a view
 	                                 * must not be freed while any is);
 	                                 * the view's thread only */
+	size_t ops_cancelled;           /* of those, cancelled while still
+	                                 * with the implementation (its
+	                                 * view_free completes them) */
 };
 
 enum mgw_session_op_kind {

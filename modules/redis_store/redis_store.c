@@ -1,0 +1,1252 @@
+/* redis_store.c - the "redis" session store: the mapping of client session
+ * ids to records lives in Redis, so every gateway replica pointed at the
+ * same Redis serves (and re-pins) every session; a local cache in front
+ * keeps Redis off the path of most requests.
+ *
+ * One Redis hash per session, key `<key_prefix><id>`:
+ *   v  version, decimal (the compare-and-set token)
+ *   e  end of the session's lifetime, wall-clock seconds, decimal
+ *   d  the record, binary (format below)
+ * with a Redis TTL of min(idle_timeout, what is left of the lifetime),
+ * refreshed by every fetch.  Every operation is ONE round trip: an EVAL of
+ * a short script (create-if-absent, fetch-and-refresh, compare-and-set) or
+ * a DEL, so two gateways updating the same version concurrently converge
+ * on one record: the loser's script sees the other version and returns
+ * the winner's record (MGW_ECONFLICT).
+ *
+ * The local cache is the shared table (table.h), bounded by cache_size
+ * entries and max_memory bytes (LRU eviction), entries idling out after
+ * idle_timeout.  A cached record is *fresh* for V = min(cache_ttl,
+ * idle_timeout / 2) after it was fetched or written (the stamp is
+ * rec->cached_ms): a lookup of a fresh entry asks Redis nothing, a lookup
+ * of an older one fetches (one EVAL, which also refreshes the key's TTL).
+ * So a session in use is refreshed in Redis at least once per V by some
+ * gateway, and hits cost no traffic at all; V <= idle_timeout / 2 keeps a
+ * used session from idling out in Redis while it is served from caches.
+ * What another gateway changed (a re-pin, a DELETE) is seen here at the
+ * latest V later; a stale pin costs nothing worse than a re-pin attempt,
+ * whose compare-and-set then returns the current record.
+ *
+ * Redis unreachable (a view's connection is down, or a command fails or
+ * times out):
+ *   - lookups of cached sessions are served from the cache, fresh or not
+ *     (stale_hits); uncached ones fail MGW_EIO at once;
+ *   - updates of cached sessions are applied to the cache only
+ *     (local_updates) and marked stale, so that the first lookup after
+ *     Redis returns takes Redis' record again (at worst one more re-pin);
+ *   - creates fail MGW_EIO (the proxy answers 503): a session that exists
+ *     in one gateway only would be answered 404 by every other replica,
+ *     which tells a spec-following client to start over -- churn, where
+ *     a 503 on `initialize` is an honest "retry shortly";
+ *   - removes fail MGW_EIO and keep the cache entry.
+ * Nothing is queued while a connection is known down.  The store logs
+ * once when Redis becomes unreachable (from any worker) and once when it
+ * is reachable again (from all), and counts outages and their duration.
+ *
+ * Record format `d` (big-endian integers; strings length-prefixed, length
+ * 0 = absent):
+ *   u8 format (1) | i64 created_s | i64 expires_s | u32 pin_gen |
+ *   u8 flags (1 bound, 2 tools_known) | [32 principal digest, if bound] |
+ *   u16+pin_url | u16+upstream_sid | u8+protocol_version |
+ *   u8 n_headers, per header u8+name u16+value |
+ *   u32+initialize body | u16+initialized body |
+ *   u16 n_safe_tools, per tool u16+name
+ * Bodies are kept byte for byte.  A record read back is validated by the
+ * session setters and must be exactly one record (no trailing bytes):
+ * Redis is shared, and what it holds is not trusted blindly. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "modules/redis_store/redis_store.h"
+#include "net/redis.h"
+#include "session/session.h"
+#include "session/store.h"
+#include "session/table.h"
+
+#define FORMAT 1
+#define FLAG_BOUND 1
+#define FLAG_TOOLS_KNOWN 2
+#define FIXED_BYTES (1 + 8 + 8 + 4 + 1 + 2 + 2 + 1 + 1 + 4 + 2 + 2)
+#define ID_LEN (2 * MGW_SESSION_ID_HEX_BYTES)
+#define KEY_MAX (128 + ID_LEN + 1)
+#define CREATE_TRIES 4
+#define BACKOFF_MIN 0.1
+#define BACKOFF_MAX 5.0
+#define ERROR_LOG_EVERY 1000
+#define MAX_ARGS 5              /* ARGV of the longest script */
+
+/* KEYS[1] key; ARGV blob, expires_s, ttl_ms.  1 created, 0 id taken. */
+static const char create_script[] =
+	"if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end "
+	"redis.call('HSET', KEYS[1], 'v', '0', 'e', ARGV[2], 'd', ARGV[1]) "
+	"redis.call('PEXPIRE', KEYS[1], ARGV[3]) "
+	"return 1";
+
+/* KEYS[1] key; ARGV idle_ms, now_s.  {v, d}; 0 past its lifetime (and
+ * deleted); nil unknown.  Refreshes the TTL (idle expiry). */
+static const char fetch_script[] =
+	"local r = redis.call('HMGET', KEYS[1], 'v', 'e', 'd') "
+	"if not r[1] or not r[2] or not r[3] then return false end "
+	"local left = (tonumber(r[2]) - tonumber(ARGV[2])) * 1000 "
+	"if left <= 0 then redis.call('DEL', KEYS[1]) return 0 end "
+	"redis.call('PEXPIRE', KEYS[1], math.min(left, tonumber(ARGV[1]))) "
+	"return {r[1], r[3]}";
+
+/* KEYS[1] key; ARGV expect, new version, blob, idle_ms, now_s.  1 done;
+ * {v, d} the current record (another version: conflict); 0 past its
+ * lifetime; nil unknown. */
+static const char cas_script[] =
+	"local r = redis.call('HMGET', KEYS[1], 'v', 'e', 'd') "
+	"if not r[1] or not r[2] or not r[3] then return false end "
+	"local left = (tonumber(r[2]) - tonumber(ARGV[5])) * 1000 "
+	"if left <= 0 then redis.call('DEL', KEYS[1]) return 0 end "
+	"if r[1] ~= ARGV[1] then return {r[1], r[3]} end "
+	"redis.call('HSET', KEYS[1], 'v', ARGV[2], 'd', ARGV[3]) "
+	"redis.call('PEXPIRE', KEYS[1], math.min(left, tonumber(ARGV[4]))) "
+	"return 1";
+
+struct redis_store {
+	struct mgw_session_store base;  /* first: the generic part */
+	const struct mgw_session_redis_conf *rc;
+	struct mgw_session_table *cache;
+	uint64_t idle_ms;               /* Redis TTL of an unused session */
+	uint64_t fresh_ms;              /* V: a cached record is used
+	                                 * without asking Redis this long */
+	char display[300];              /* URL without password (logs) */
+	pthread_mutex_t lock;           /* the outage bookkeeping below */
+	unsigned views_down;            /* views whose connection is down */
+	uint64_t down_since;            /* mono ms, while views_down > 0 */
+	uint64_t outages, outage_ms;
+	atomic_uint_fast64_t stale_hits, local_updates, round_trips,
+		error_replies;
+};
+
+/* One worker's view: its own connection on its own loop. */
+struct redis_view {
+	struct mgw_session_view base;   /* first: the generic part */
+	struct mgw_redis *conn;
+	int down;                       /* counted in views_down */
+};
+
+/* Per-operation data (op->impl) while a command is out. */
+struct rop {
+	struct mgw_session_op *op;
+	struct redis_view *v;
+	struct mgw_session *rec;        /* create: the draft; update: the new
+	                                 * record; lookup: the cached copy to
+	                                 * fall back on (or NULL) */
+	unsigned char *blob;            /* create: the encoded draft */
+	size_t bloblen;
+	uint64_t expect;                /* update */
+	int tries;                      /* create: ids tried */
+	int has_principal;
+	unsigned char principal[MGW_SESSION_DIGEST_LEN];
+	size_t idlen;
+	char id[ID_LEN + 1];
+	char key[KEY_MAX];
+	size_t keylen;
+};
+
+static struct redis_store *rs_of(struct mgw_session_store *st)
+{
+	return (struct redis_store *)st;
+}
+
+static uint64_t now_ms(struct redis_store *s)
+{
+	return mgw_session_store_mono_ms(&s->base);
+}
+
+static void bump(atomic_uint_fast64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+/* ---- record encoding ---- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+static void put_bytes(struct wbuf *w, const void *p, size_t n)
+{
+	/* Sized in advance by encoded_size(): overflow is a bug. */
+	if (w->len + n > w->cap)
+		abort();
+	if (n)
+		memcpy(w->p + w->len, p, n);
+	w->len += n;
+}
+
+static void put_uint(struct wbuf *w, uint64_t v, size_t n)
+{
+	unsigned char b[8];
+
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
+	put_bytes(w, b, n);
+}
+
+static void put_str(struct wbuf *w, const void *s, size_t n, size_t prefix)
+{
+	put_uint(w, s ? n : 0, prefix);
+	if (s)
+		put_bytes(w, s, n);
+}
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) : 0;
+}
+
+static size_t encoded_size(const struct mgw_session *s)
+{
+	size_t n = FIXED_BYTES + s->init_len + s->initialized_len;
+
+	n += s->bound ? MGW_SESSION_DIGEST_LEN : 0;
+	n += slen(s->pin_url) + slen(s->upstream_sid) +
+	     slen(s->protocol_version);
+	for (size_t i = 0; i < s->n_init_headers; i++)
+		n += 1 + slen(s->init_headers[i].name) + 2 +
+		     slen(s->init_headers[i].value);
+	for (size_t i = 0; i < s->n_safe_tools; i++)
+		n += 2 + slen(s->safe_tools[i]);
+	return n;
+}
+
+/* The record's fields (not id, not version: those are the key and the
+ * hash field v).  Returns a malloc'd buffer, or NULL on no memory. */
+static unsigned char *encode(const struct mgw_session *s, size_t *len)
+{
+	struct wbuf w = {NULL, 0, encoded_size(s)};
+
+	w.p = malloc(w.cap);
+	if (!w.p)
+		return NULL;
+	put_uint(&w, FORMAT, 1);
+	put_uint(&w, (uint64_t)s->created_s, 8);
+	put_uint(&w, (uint64_t)s->expires_s, 8);
+	put_uint(&w, s->pin_gen, 4);
+	put_uint(&w, (s->bound ? FLAG_BOUND : 0) |
+	             (s->tools_known ? FLAG_TOOLS_KNOWN : 0), 1);
+	if (s->bound)
+		put_bytes(&w, s->principal, MGW_SESSION_DIGEST_LEN);
+	put_str(&w, s->pin_url, slen(s->pin_url), 2);
+	put_str(&w, s->upstream_sid, slen(s->upstream_sid), 2);
+	put_str(&w, s->protocol_version, slen(s->protocol_version), 1);
+	put_uint(&w, s->n_init_headers, 1);
+	for (size_t i = 0; i < s->n_init_headers; i++) {
+		put_str(&w, s->init_headers[i].name,
+		        slen(s->init_headers[i].name), 1);
+		put_str(&w, s->init_headers[i].value,
+		        slen(s->init_headers[i].value), 2);
+	}
+	put_str(&w, s->init_body, s->init_len, 4);
+	put_str(&w, s->initialized_body, s->initialized_len, 2);
+	put_uint(&w, s->n_safe_tools, 2);
+	for (size_t i = 0; i < s->n_safe_tools; i++)
+		put_str(&w, s->safe_tools[i], slen(s->safe_tools[i]), 2);
+	*len = w.len;
+	return w.p;
+}
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	int bad;
+};
+
+static uint64_t get_uint(struct rbuf *r, size_t n)
+{
+	uint64_t v = 0;
+
+	if (r->bad || r->len - r->off < n) {
+		r->bad = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		v = v << 8 | r->p[r->off + i];
+	r->off += n;
+	return v;
+}
+
+static int64_t to_signed(uint64_t u)
+{
+	/* Two's complement back without implementation-defined casts. */
+	if (u <= (uint64_t)INT64_MAX)
+		return (int64_t)u;
+	return -(int64_t)(~u) - 1;
+}
+
+/* A length-prefixed field in place: *out points into the buffer (NULL
+ * for length 0), *n its length. */
+static void get_field(struct rbuf *r, size_t prefix, const unsigned char **out,
+                      size_t *n)
+{
+	*n = (size_t)get_uint(r, prefix);
+	*out = NULL;
+	if (r->bad || *n == 0)
+		return;
+	if (r->len - r->off < *n) {
+		r->bad = 1;
+		return;
+	}
+	*out = r->p + r->off;
+	r->off += *n;
+}
+
+/* The same as a fresh NUL-terminated string; NULL for length 0.  A string
+ * holding a NUL is refused (the setters would stop reading at it). */
+static char *get_str(struct rbuf *r, size_t prefix)
+{
+	const unsigned char *f;
+	size_t n;
+	char *s;
+
+	get_field(r, prefix, &f, &n);
+	if (!f)
+		return NULL;
+	if (memchr(f, '\0', n)) {
+		r->bad = 1;
+		return NULL;
+	}
+	s = malloc(n + 1);
+	if (!s) {
+		r->bad = 1;
+		return NULL;
+	}
+	memcpy(s, f, n);
+	s[n] = '\0';
+	return s;
+}
+
+static void free_strv(char **v, size_t n)
+{
+	for (size_t i = 0; v && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The record in p/len, validated by the setters, or NULL. */
+static struct mgw_session *decode(const unsigned char *p, size_t len)
+{
+	struct rbuf r = {p, len, 0, 0};
+	struct mgw_session *s = mgw_session_new();
+	char *url = NULL, *sid = NULL, *ver = NULL, *name = NULL, *value = NULL;
+	char **tools = NULL;
+	const unsigned char *f;
+	size_t n, ntools = 0;
+	unsigned flags;
+
+	if (!s)
+		return NULL;
+	if (get_uint(&r, 1) != FORMAT)
+		goto fail;
+	s->created_s = to_signed(get_uint(&r, 8));
+	s->expires_s = to_signed(get_uint(&r, 8));
+	s->pin_gen = (uint32_t)get_uint(&r, 4);
+	flags = (unsigned)get_uint(&r, 1);
+	if (r.bad || (flags & ~(unsigned)(FLAG_BOUND | FLAG_TOOLS_KNOWN)))
+		goto fail;
+	if (flags & FLAG_BOUND) {
+		if (r.len - r.off < MGW_SESSION_DIGEST_LEN)
+			goto fail;
+		mgw_session_set_principal(s, r.p + r.off);
+		r.off += MGW_SESSION_DIGEST_LEN;
+	}
+	url = get_str(&r, 2);
+	sid = get_str(&r, 2);
+	ver = get_str(&r, 1);
+	if (r.bad || mgw_session_set_pin(s, url, sid) != 0 ||
+	    mgw_session_set_protocol_version(s, ver) != 0)
+		goto fail;
+	n = (size_t)get_uint(&r, 1);
+	for (size_t i = 0; i < n && !r.bad; i++) {
+		name = get_str(&r, 1);
+		value = get_str(&r, 2);
+		if (r.bad || !name || !value ||
+		    mgw_session_add_init_header(s, name, value) != 0)
+			goto fail;
+		free(name);
+		free(value);
+		name = value = NULL;
+	}
+	get_field(&r, 4, &f, &n);
+	if (r.bad || !f || mgw_session_set_init(s, f, n) != 0)
+		goto fail;
+	get_field(&r, 2, &f, &n);
+	if (r.bad || (f && mgw_session_set_initialized(s, f, n) != 0))
+		goto fail;
+	ntools = (size_t)get_uint(&r, 2);
+	if (r.bad || ntools > MGW_SESSION_MAX_SAFE_TOOLS)
+		goto fail;
+	if (ntools) {
+		tools = calloc(ntools, sizeof(*tools));
+		if (!tools)
+			goto fail;
+	}
+	for (size_t i = 0; i < ntools; i++) {
+		tools[i] = get_str(&r, 2);
+		if (r.bad || !tools[i])
+			goto fail;
+	}
+	if (r.bad || r.off != r.len)
+		goto fail;
+	if ((flags & FLAG_TOOLS_KNOWN) &&
+	    mgw_session_set_safe_tools(s, (const char *const *)tools, ntools) != 0)
+		goto fail;
+	if (!(flags & FLAG_TOOLS_KNOWN) && ntools)
+		goto fail;
+	free(url);
+	free(sid);
+	free(ver);
+	free_strv(tools, ntools);
+	return s;
+fail:
+	free(url);
+	free(sid);
+	free(ver);
+	free(name);
+	free(value);
+	free_strv(tools, ntools);
+	mgw_session_unref(s);
+	return NULL;
+}
+
+/* ---- the local cache ---- */
+
+static int is_fresh(struct redis_store *s, const struct mgw_session *rec,
+                    uint64_t now)
+{
+	return rec->cached_ms != 0 && now - rec->cached_ms < s->fresh_ms;
+}
+
+/* Puts rec (a reference of the caller's, not taken) into the cache,
+ * unless the cache holds a fresh newer version already (a fetch that
+ * crossed an update on another worker). */
+static void cache_fill(struct redis_store *s, struct mgw_session *rec)
+{
+	struct mgw_session *cur = NULL;
+	uint64_t now = now_ms(s);
+
+	if (mgw_session_table_get(s->cache, rec->id, rec->id_len, now, &cur) ==
+	    0 && cur->version > rec->version && is_fresh(s, cur, now)) {
+		mgw_session_unref(cur);
+		return;
+	}
+	mgw_session_unref(cur);
+	mgw_session_ref(rec);
+	if (mgw_session_table_put(s->cache, rec->id, rec->id_len, rec, now) != 0)
+		mgw_session_unref(rec); /* too big for the cache: not cached */
+}
+
+/* ---- outage bookkeeping ---- */
+
+/* Called on a view's thread when its connection changes state; the
+ * store-wide transitions (first view down, last view back) are logged. */
+static void view_set_down(struct redis_view *v, int down, const char *why,
+                          int quiet)
+{
+	struct redis_store *s = rs_of(v->base.store);
+	int began = 0, ended = 0;
+	uint64_t lasted = 0, now;
+
+	if (v->down == down)
+		return;
+	v->down = down;
+	now = now_ms(s);
+	pthread_mutex_lock(&s->lock);
+	if (down) {
+		if (s->views_down++ == 0) {
+			began = 1;
+			s->outages++;
+			s->down_since = now;
+		}
+	} else if (--s->views_down == 0) {
+		ended = 1;
+		lasted = now - s->down_since;
+		s->outage_ms += lasted;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (quiet)
+		return;
+	if (began)
+		mgw_warn(NULL, "sessions: redis %s unreachable (%s): cached "
+		         "sessions are served from the local cache, new sessions "
+		         "are refused until it is back", s->display,
+		         why ? why : "connection down");
+	if (ended)
+		mgw_info(NULL, "sessions: redis %s reachable again after %.1f s",
+		         s->display, (double)lasted / 1000.0);
+}
+
+static void on_conn_state(void *arg, enum mgw_redis_state state,
+                          const char *why)
+{
+	struct redis_view *v = arg;
+
+	if (state == MGW_REDIS_UP)
+		view_set_down(v, 0, NULL, 0);
+	else if (state == MGW_REDIS_DOWN)
+		view_set_down(v, 1, why, 0);
+}
+
+static int conn_usable(struct redis_view *v)
+{
+	return mgw_redis_state(v->conn) != MGW_REDIS_DOWN;
+}
+
+/* ---- operations ---- */
+
+static struct rop *rop_new(struct redis_view *v, struct mgw_session_op *op,
+                           const char *id, size_t idlen)
+{
+	struct redis_store *s = rs_of(v->base.store);
+	struct rop *o = calloc(1, sizeof(*o));
+	size_t pl = strlen(s->rc->key_prefix);
+
+	if (!o)
+		return NULL;
+	o->op = op;
+	o->v = v;
+	if (id) {
+		memcpy(o->id, id, idlen);
+		o->id[idlen] = '\0';
+		o->idlen = idlen;
+		memcpy(o->key, s->rc->key_prefix, pl);
+		memcpy(o->key + pl, id, idlen);
+		o->keylen = pl + idlen;
+		o->key[o->keylen] = '\0';
+	}
+	op->impl = o;
+	return o;
+}
+
+static void rop_set_id(struct rop *o, const char *id)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	size_t pl = strlen(s->rc->key_prefix);
+
+	o->idlen = strlen(id);
+	memcpy(o->id, id, o->idlen + 1);
+	memcpy(o->key, s->rc->key_prefix, pl);
+	memcpy(o->key + pl, id, o->idlen);
+	o->keylen = pl + o->idlen;
+	o->key[o->keylen] = '\0';
+}
+
+/* Releases the per-op data and completes (the contract: impl released
+ * before completing).  rec: a reference that moves into the op. */
+static void finish(struct rop *o, int status, struct mgw_session *rec)
+{
+	struct mgw_session_op *op = o->op;
+
+	op->impl = NULL;
+	mgw_session_unref(o->rec);
+	free(o->blob);
+	free(o);
+	mgw_session_op_complete(op, status, rec);
+}
+
+/* Counts a failed command (not an answered one) and logs error replies
+ * now and then: they mean a misconfiguration (auth, a key prefix shared
+ * with other data), not an outage. */
+static void note_failure(struct redis_store *s, int status, redisReply *rep)
+{
+	if (status == 0 && rep && rep->type == REDIS_REPLY_ERROR) {
+		uint64_t n = atomic_fetch_add_explicit(&s->error_replies, 1,
+		                                       memory_order_relaxed);
+
+		if (n % ERROR_LOG_EVERY == 0)
+			mgw_warn(NULL, "sessions: redis %s answered an error "
+			         "(%llu so far): %s", s->display,
+			         (unsigned long long)n + 1, rep->str);
+	}
+}
+
+static int send_eval(struct rop *o, const char *script, int nargs,
+                     const char **args, const size_t *lens,
+                     mgw_redis_reply_cb cb)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	const char *argv[4 + MAX_ARGS];
+	size_t argl[4 + MAX_ARGS];
+	int argc = 0;
+
+	if (nargs > MAX_ARGS)
+		abort(); /* the scripts here take at most MAX_ARGS */
+
+	argv[argc] = "EVAL";
+	argl[argc++] = 4;
+	argv[argc] = script;
+	argl[argc++] = strlen(script);
+	argv[argc] = "1";
+	argl[argc++] = 1;
+	argv[argc] = o->key;
+	argl[argc++] = o->keylen;
+	for (int i = 0; i < nargs; i++) {
+		argv[argc] = args[i];
+		argl[argc++] = lens[i];
+	}
+	if (mgw_redis_command_argv(o->v->conn, argc, argv, argl, cb, o) != 0)
+		return MGW_EIO;
+	bump(&s->round_trips);
+	return 0;
+}
+
+/* Parses a decimal version; 0 on success. */
+static int parse_version(const char *p, size_t n, uint64_t *out)
+{
+	char buf[24];
+	char *end;
+	unsigned long long v;
+
+	if (n == 0 || n >= sizeof(buf))
+		return -1;
+	memcpy(buf, p, n);
+	buf[n] = '\0';
+	if (buf[0] < '0' || buf[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || *end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A {v, d} reply as a record with id and version, or NULL. */
+static struct mgw_session *record_from(const struct rop *o, redisReply *rep)
+{
+	struct mgw_session *rec;
+	uint64_t version;
+
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 ||
+	    rep->element[0]->type != REDIS_REPLY_STRING ||
+	    rep->element[1]->type != REDIS_REPLY_STRING ||
+	    parse_version(rep->element[0]->str, rep->element[0]->len,
+	                  &version) != 0)
+		return NULL;
+	rec = decode((const unsigned char *)rep->element[1]->str,
+	             rep->element[1]->len);
+	if (!rec)
+		return NULL;
+	if (mgw_session_set_id(rec, o->id, o->idlen) != 0) {
+		mgw_session_unref(rec);
+		return NULL;
+	}
+	rec->version = version;
+	return rec;
+}
+
+/* The time a session may stay unused in Redis from now: the idle timeout,
+ * but never past its lifetime; 0 = its lifetime is over. */
+static uint64_t ttl_ms(struct redis_store *s, const struct mgw_session *rec)
+{
+	int64_t left = rec->expires_s - mgw_session_store_wall_s(&s->base);
+
+	if (left <= 0)
+		return 0;
+	if ((uint64_t)left * 1000 < s->idle_ms)
+		return (uint64_t)left * 1000;
+	return s->idle_ms;
+}
+
+/* -- create -- */
+
+static int create_send(struct rop *o);
+
+static void on_create_reply(void *arg, int status, redisReply *rep)
+{
+	struct rop *o = arg;
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec;
+
+	if (status != 0 || rep->type != REDIS_REPLY_INTEGER) {
+		note_failure(s, status, rep);
+		finish(o, MGW_EIO, NULL);
+		return;
+	}
+	if (rep->integer == 0) {
+		/* The id is taken: 128 random bits colliding means a broken
+		 * generator rather than bad luck, but a retry costs little. */
+		if (o->tries < CREATE_TRIES && create_send(o) == 0)
+			return;
+		finish(o, MGW_EIO, NULL);
+		return;
+	}
+	rec = o->rec;
+	o->rec = NULL;
+	rec->cached_ms = now_ms(s);
+	cache_fill(s, rec);
+	finish(o, 0, rec);
+}
+
+/* Mints an id for the draft and sends the create script. */
+static int create_send(struct rop *o)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	char id[ID_LEN + 1], exp[24], ttl[24];
+	const char *args[3];
+	size_t lens[3];
+
+	o->tries++;
+	if (mgw_session_mint_id(id) != 0 ||
+	    mgw_session_set_id(o->rec, id, strlen(id)) != 0)
+		return MGW_EIO;
+	rop_set_id(o, id);
+	snprintf(exp, sizeof(exp), "%lld", (long long)o->rec->expires_s);
+	snprintf(ttl, sizeof(ttl), "%llu", (unsigned long long)ttl_ms(s, o->rec));
+	args[0] = (const char *)o->blob;
+	lens[0] = o->bloblen;
+	args[1] = exp;
+	lens[1] = strlen(exp);
+	args[2] = ttl;
+	lens[2] = strlen(ttl);
+	return send_eval(o, create_script, 3, args, lens, on_create_reply);
+}
+
+static int rs_create(struct mgw_session_view *view, struct mgw_session *draft,
+                     struct mgw_session_op *op)
+{
+	struct redis_view *v = (struct redis_view *)view;
+	struct redis_store *s = rs_of(view->store);
+	int64_t wall = mgw_session_store_wall_s(view->store);
+	struct rop *o;
+
+	if (draft->init_len > s->base.max_init) {
+		mgw_session_unref(draft);
+		mgw_session_op_complete(op, MGW_ELIMIT, NULL);
+		return 0;
+	}
+	if (!conn_usable(v)) {
+		mgw_session_unref(draft);
+		mgw_session_op_complete(op, MGW_EIO, NULL);
+		return 0;
+	}
+	o = rop_new(v, op, NULL, 0);
+	if (!o) {
+		mgw_session_unref(draft);
+		return MGW_ENOMEM;
+	}
+	o->rec = draft;
+	draft->version = 0;
+	draft->created_s = wall;
+	draft->expires_s = wall + (int64_t)s->base.conf->max_lifetime;
+	o->blob = encode(draft, &o->bloblen);
+	if (!o->blob) {
+		op->impl = NULL;
+		mgw_session_unref(o->rec);
+		free(o);
+		return MGW_ENOMEM;
+	}
+	if (create_send(o) != 0)
+		finish(o, MGW_EIO, NULL);
+	return 0;
+}
+
+/* -- lookup -- */
+
+/* Only ids of the form this store mints (lowercase hex) can name a key:
+ * anything else is unknown without a round trip and never becomes part of
+ * a Redis key. */
+static int id_minted_here(const char *id, size_t len)
+{
+	if (len != ID_LEN)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') ||
+		      (id[i] >= 'a' && id[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* Answers a lookup with rec (a reference that moves), applying the
+ * lifetime and the principal binding. */
+static void lookup_answer(struct rop *o, struct mgw_session *rec)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+
+	if (rec->expires_s <= mgw_session_store_wall_s(&s->base)) {
+		/* Past its lifetime: Redis drops it by TTL (the fetch
+		 * script deletes it outright). */
+		if (mgw_session_table_remove(s->cache, o->id, o->idlen) == 0)
+			bump(&s->base.cnt.expired);
+		mgw_session_unref(rec);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	if (s->base.conf->bind_principal &&
+	    !mgw_session_principal_matches(rec, o->has_principal ? o->principal
+	                                                        : NULL)) {
+		bump(&s->base.cnt.rejected_principal);
+		mgw_session_unref(rec);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	finish(o, 0, rec);
+}
+
+/* Redis could not be asked: the cached copy if there is one.  errors
+ * counts every operation that met an unreachable Redis once: here when
+ * the cache answers, in the generic layer when MGW_EIO is. */
+static void lookup_fallback(struct rop *o)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec = o->rec;
+
+	if (!rec) {
+		finish(o, MGW_EIO, NULL);
+		return;
+	}
+	o->rec = NULL;
+	bump(&s->base.cnt.errors);
+	bump(&s->base.cnt.cache_hits);
+	bump(&s->stale_hits);
+	lookup_answer(o, rec);
+}
+
+static void on_fetch_reply(void *arg, int status, redisReply *rep)
+{
+	struct rop *o = arg;
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec;
+
+	if (status != 0 || rep->type == REDIS_REPLY_ERROR) {
+		note_failure(s, status, rep);
+		lookup_fallback(o);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_NIL || rep->type == REDIS_REPLY_INTEGER) {
+		/* Unknown (deleted, idled out), or past its lifetime. */
+		if (rep->type == REDIS_REPLY_INTEGER)
+			bump(&s->base.cnt.expired);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	rec = record_from(o, rep);
+	if (!rec) {
+		/* Not a record this store wrote: answered like an unknown id
+		 * (a 404 makes the client start over), and said once. */
+		note_failure(s, 0, NULL);
+		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
+		         "session record", s->display, o->key);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	rec->cached_ms = now_ms(s);
+	cache_fill(s, rec);
+	lookup_answer(o, rec);
+}
+
+static int rs_lookup(struct mgw_session_view *view, const char *id,
+                     size_t len, const unsigned char *principal,
+                     struct mgw_session_op *op)
+{
+	struct redis_view *v = (struct redis_view *)view;
+	struct redis_store *s = rs_of(view->store);
+	struct mgw_session *cached = NULL;
+	uint64_t now = now_ms(s);
+	char idle[24], wall[24];
+	const char *args[2];
+	size_t lens[2];
+	struct rop *o;
+
+	if (!id_minted_here(id, len)) {
+		mgw_session_op_complete(op, MGW_ENOTFOUND, NULL);
+		return 0;
+	}
+	o = rop_new(v, op, id, len);
+	if (!o)
+		return MGW_ENOMEM;
+	if (principal) {
+		o->has_principal = 1;
+		memcpy(o->principal, principal, MGW_SESSION_DIGEST_LEN);
+	}
+	if (mgw_session_table_get(s->cache, id, len, now, &cached) == 0) {
+		if (is_fresh(s, cached, now)) {
+			bump(&s->base.cnt.cache_hits);
+			lookup_answer(o, cached);
+			return 0;
+		}
+		o->rec = cached;        /* the fallback while Redis is away */
+	}
+	if (!conn_usable(v)) {
+		lookup_fallback(o);
+		return 0;
+	}
+	snprintf(idle, sizeof(idle), "%llu", (unsigned long long)s->idle_ms);
+	snprintf(wall, sizeof(wall), "%lld",
+	         (long long)mgw_session_store_wall_s(view->store));
+	args[0] = idle;
+	lens[0] = strlen(idle);
+	args[1] = wall;
+	lens[1] = strlen(wall);
+	bump(&s->base.cnt.cache_misses);
+	if (send_eval(o, fetch_script, 2, args, lens, on_fetch_reply) != 0)
+		lookup_fallback(o);
+	return 0;
+}
+
+/* -- update -- */
+
+/* Redis could not be asked: apply the update to the cached copy only,
+ * marked stale so that Redis' record wins once it is back. */
+static void update_local(struct rop *o)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec = o->rec, *current = NULL;
+	int rc;
+
+	rec->cached_ms = 0;
+	rc = mgw_session_table_replace(s->cache, o->id, o->idlen, rec,
+	                               o->expect, now_ms(s), &current);
+	if (rc == 0) {
+		/* The cache took o->rec's reference; the caller gets one. */
+		o->rec = NULL;
+		bump(&s->base.cnt.errors);
+		bump(&s->local_updates);
+		finish(o, 0, mgw_session_ref(rec));
+		return;
+	}
+	if (rc == MGW_ECONFLICT) {
+		bump(&s->base.cnt.errors);
+		finish(o, MGW_ECONFLICT, current);
+		return;
+	}
+	mgw_session_unref(current);
+	/* Not cached here either: nothing to update (the generic layer
+	 * counts the error). */
+	finish(o, MGW_EIO, NULL);
+}
+
+static void on_cas_reply(void *arg, int status, redisReply *rep)
+{
+	struct rop *o = arg;
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec;
+
+	if (status != 0 || rep->type == REDIS_REPLY_ERROR) {
+		note_failure(s, status, rep);
+		update_local(o);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_NIL ||
+	    (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)) {
+		if (rep->type == REDIS_REPLY_INTEGER)
+			bump(&s->base.cnt.expired);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER) {
+		rec = o->rec;
+		o->rec = NULL;
+		rec->version = o->expect + 1;
+		rec->cached_ms = now_ms(s);
+		cache_fill(s, rec);
+		finish(o, 0, rec);
+		return;
+	}
+	rec = record_from(o, rep);
+	if (!rec) {
+		note_failure(s, 0, NULL);
+		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
+		         "session record", s->display, o->key);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	/* Someone else updated first: the caller adopts theirs. */
+	rec->cached_ms = now_ms(s);
+	cache_fill(s, rec);
+	finish(o, MGW_ECONFLICT, rec);
+}
+
+static int rs_update(struct mgw_session_view *view, struct mgw_session *rec,
+                     uint64_t expect_version, struct mgw_session_op *op)
+{
+	struct redis_view *v = (struct redis_view *)view;
+	struct redis_store *s = rs_of(view->store);
+	char ev[24], nv[24], idle[24], wall[24];
+	const char *args[5];
+	size_t lens[5];
+	struct rop *o;
+
+	if (!id_minted_here(rec->id, rec->id_len) ||
+	    rec->init_len > s->base.max_init) {
+		int rc = rec->init_len > s->base.max_init ? MGW_ELIMIT
+		                                          : MGW_ENOTFOUND;
+
+		mgw_session_unref(rec);
+		mgw_session_op_complete(op, rc, NULL);
+		return 0;
+	}
+	o = rop_new(v, op, rec->id, rec->id_len);
+	if (!o) {
+		mgw_session_unref(rec);
+		return MGW_ENOMEM;
+	}
+	o->rec = rec;
+	o->expect = expect_version;
+	if (!conn_usable(v)) {
+		update_local(o);
+		return 0;
+	}
+	o->blob = encode(rec, &o->bloblen);
+	if (!o->blob) {
+		op->impl = NULL;
+		mgw_session_unref(o->rec);
+		free(o);
+		return MGW_ENOMEM;
+	}
+	snprintf(ev, sizeof(ev), "%llu", (unsigned long long)expect_version);
+	snprintf(nv, sizeof(nv), "%llu", (unsigned long long)expect_version + 1);
+	snprintf(idle, sizeof(idle), "%llu", (unsigned long long)s->idle_ms);
+	snprintf(wall, sizeof(wall), "%lld",
+	         (long long)mgw_session_store_wall_s(view->store));
+	args[0] = ev;
+	lens[0] = strlen(ev);
+	args[1] = nv;
+	lens[1] = strlen(nv);
+	args[2] = (const char *)o->blob;
+	lens[2] = o->bloblen;
+	args[3] = idle;
+	lens[3] = strlen(idle);
+	args[4] = wall;
+	lens[4] = strlen(wall);
+	if (send_eval(o, cas_script, 5, args, lens, on_cas_reply) != 0)
+		update_local(o);
+	return 0;
+}
+
+/* -- remove -- */
+
+static void on_del_reply(void *arg, int status, redisReply *rep)
+{
+	struct rop *o = arg;
+	struct redis_store *s = rs_of(o->v->base.store);
+
+	if (status != 0 || rep->type != REDIS_REPLY_INTEGER) {
+		note_failure(s, status, rep);
+		finish(o, MGW_EIO, NULL);
+		return;
+	}
+	mgw_session_table_remove(s->cache, o->id, o->idlen);
+	finish(o, rep->integer > 0 ? 0 : MGW_ENOTFOUND, NULL);
+}
+
+static int rs_remove(struct mgw_session_view *view, const char *id,
+                     size_t len, struct mgw_session_op *op)
+{
+	struct redis_view *v = (struct redis_view *)view;
+	struct redis_store *s = rs_of(view->store);
+	const char *argv[2];
+	size_t argl[2];
+	struct rop *o;
+
+	if (!id_minted_here(id, len)) {
+		mgw_session_op_complete(op, MGW_ENOTFOUND, NULL);
+		return 0;
+	}
+	if (!conn_usable(v)) {
+		mgw_session_op_complete(op, MGW_EIO, NULL);
+		return 0;
+	}
+	o = rop_new(v, op, id, len);
+	if (!o)
+		return MGW_ENOMEM;
+	argv[0] = "DEL";
+	argl[0] = 3;
+	argv[1] = o->key;
+	argl[1] = o->keylen;
+	if (mgw_redis_command_argv(v->conn, 2, argv, argl, on_del_reply, o) != 0) {
+		finish(o, MGW_EIO, NULL);
+		return 0;
+	}
+	bump(&s->round_trips);
+	return 0;
+}
+
+/* ---- views, sweep, stats, lifetime ---- */
+
+static struct mgw_session_view *rs_view_new(struct mgw_session_store *st,
+                                            struct event_base *base,
+                                            char *err, size_t errlen)
+{
+	struct redis_store *s = rs_of(st);
+	struct redis_view *v = calloc(1, sizeof(*v));
+	struct mgw_redis_opts o = {
+		.url = s->rc->url,
+		.timeout = s->rc->timeout,
+		.backoff_min = BACKOFF_MIN,
+		.backoff_max = BACKOFF_MAX,
+		.on_state = on_conn_state,
+	};
+
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	mgw_session_view_init(&v->base, st, base);
+	o.state_arg = v;
+	v->conn = mgw_redis_new(base, &o, err, errlen);
+	if (!v->conn) {
+		free(v);
+		return NULL;
+	}
+	if (mgw_redis_state(v->conn) == MGW_REDIS_DOWN)
+		view_set_down(v, 1, "cannot connect", 0);
+	return &v->base;
+}
+
+static void rs_view_free(struct mgw_session_view *view)
+{
+	struct redis_view *v = (struct redis_view *)view;
+
+	/* Commands still out are answered MGW_EIO from inside, completing
+	 * their ops (cancelled ones are freed then) while v is valid. */
+	mgw_redis_free(v->conn);
+	view_set_down(v, 0, NULL, 1);
+	free(v);
+}
+
+static size_t rs_sweep(struct mgw_session_store *st, size_t max)
+{
+	return mgw_session_table_sweep(rs_of(st)->cache,
+	                               mgw_session_store_mono_ms(st), max);
+}
+
+#define LOAD(x) atomic_load_explicit(&s->x, memory_order_relaxed)
+
+static void rs_stats(struct mgw_session_store *st,
+                     struct mgw_session_stats *out)
+{
+	struct redis_store *s = rs_of(st);
+	struct mgw_session_table_stats ts;
+	uint64_t now = now_ms(s);
+
+	mgw_session_table_stats(s->cache, &ts);
+	out->active = ts.count;
+	out->memory_bytes = ts.bytes;
+	out->evicted += ts.evicted;
+	pthread_mutex_lock(&s->lock);
+	out->unreachable = s->views_down > 0;
+	out->outages = s->outages;
+	out->outage_ms = s->outage_ms +
+	                 (s->views_down > 0 ? now - s->down_since : 0);
+	pthread_mutex_unlock(&s->lock);
+	out->stale_hits = LOAD(stale_hits);
+	out->local_updates = LOAD(local_updates);
+	out->round_trips = LOAD(round_trips);
+}
+
+#undef LOAD
+
+static void rs_destroy(struct mgw_session_store *st)
+{
+	struct redis_store *s = rs_of(st);
+
+	mgw_session_store_deinit(st);
+	mgw_session_table_free(s->cache);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+static const struct mgw_session_store_ops redis_ops = {
+	.name = "redis",
+	.view_new = rs_view_new,
+	.view_free = rs_view_free,
+	.create = rs_create,
+	.lookup = rs_lookup,
+	.update = rs_update,
+	.remove = rs_remove,
+	.sweep = rs_sweep,
+	.stats = rs_stats,
+	.destroy = rs_destroy,
+};
+
+struct mgw_session_store *mgw_redis_store_new(
+	const struct mgw_sessions_conf *conf, const struct mgw_session_env *env,
+	char *err, size_t errlen)
+{
+	const struct mgw_session_redis_conf *rc = &conf->redis;
+	struct redis_store *s;
+	struct mgw_session_table_limits lim = {
+		.max_count = rc->cache_size,
+		.max_bytes = conf->max_memory,
+		.idle_ms = (uint64_t)(conf->idle_timeout * 1000.0),
+		.evict = 1,
+	};
+	uint64_t cache_ttl_ms = (uint64_t)(rc->cache_ttl * 1000.0);
+	char display[300];
+
+	if (!rc->url || !rc->key_prefix || strlen(rc->key_prefix) > 128 ||
+	    !rc->key_prefix[0]) {
+		snprintf(err, errlen, "sessions.redis: url and a key_prefix of "
+		         "1 to 128 characters are required");
+		return NULL;
+	}
+	if (mgw_redis_url_check(rc->url, display, sizeof(display), err,
+	                        errlen) != 0)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (pthread_mutex_init(&s->lock, NULL) != 0) {
+		snprintf(err, errlen, "cannot make a mutex");
+		free(s);
+		return NULL;
+	}
+	s->rc = rc;
+	s->idle_ms = lim.idle_ms >= 1000 ? lim.idle_ms : 1000;
+	s->fresh_ms = cache_ttl_ms < s->idle_ms / 2 ? cache_ttl_ms
+	                                            : s->idle_ms / 2;
+	memcpy(s->display, display, sizeof(s->display));
+	s->cache = mgw_session_table_new(&lim, err, errlen);
+	if (!s->cache)
+		goto fail;
+	if (mgw_session_store_init(&s->base, &redis_ops, conf, env) != 0) {
+		snprintf(err, errlen, "cannot set up the session sweep timer");
+		goto fail;
+	}
+	s->base.max_id = ID_LEN;
+	s->base.max_init = conf->max_initialize_bytes;
+	return &s->base;
+fail:
+	mgw_session_table_free(s->cache);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return NULL;
+}
+
+static struct mgw_session_store *create_from_conf(
+	const struct mgw_sessions_conf *conf, const struct mgw_session_env *env,
+	char *err, size_t errlen)
+{
+	return mgw_redis_store_new(conf, env, err, errlen);
+}
+
+static const struct mgw_session_store_type redis_type = {
+	.name = "redis",
+	.create = create_from_conf,
+};
+
+int mgw_redis_store_register(void)
+{
+	return mgw_session_store_register(&redis_type);
+}
