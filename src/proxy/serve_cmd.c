@@ -22,6 +22,9 @@
 #include "core/log.h"
 #include "core/signals.h"
 #include "http/headers.h"
+#ifdef MGW_HAVE_REDIS
+#include "modules/redis_store/redis_store.h"
+#endif
 #include "net/tls.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
@@ -437,6 +440,11 @@ int mgw_serve_main(int argc, char **argv)
 		usage(stdout);
 		return MGW_EXIT_OK;
 	}
+	/* Optional session stores (modules/) register before any store is
+	 * made; a second registration is harmless. */
+#ifdef MGW_HAVE_REDIS
+	mgw_redis_store_register();
+#endif
 	sv.cfg = f.config ? mgw_config_load(f.config, err, sizeof(err))
 	                  : mgw_config_defaults();
 	if (!sv.cfg) {
