@@ -4,13 +4,14 @@
 # (legacy, modern, auto) and whether the server answers with JSON or with
 # SSE streams; over HTTP/1.1 keep-alive, a new connection per request,
 # h2c, and TLS (verified against --ca-file, refused without it); the
-# counter handle flow on one replica loses nothing; a weighted call mix
+# counter handle flow on one replica loses nothing; a stdio server (one
+# process per virtual user) counts the same; a weighted call mix
 # from a scenario file; a warmup phase stays out of the total; the JSON
 # report and the CSV timeline have the documented shape.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
-require_tools curl jq openssl
+require_tools curl jq openssl node
 require_mcpgw
 watchdog 300
 
@@ -145,5 +146,33 @@ assert_match "table header" 'phase +conc/rate +reqs +rps +ok% +mean +p50 +p90 +p
 assert_match "table warmup row" 'warmup\* ' "$(cat "$T_DIR/table.out")"
 assert_match "table load row" $'\n''load +2 +20 ' "$(cat "$T_DIR/table.out")"
 assert_nomatch "no progress line when stdout is not a terminal" $'\r' "$(cat "$T_DIR/table.out")"
+
+# stdio: a small newline-delimited JSON-RPC echo server (node), launched
+# by each virtual user; exact counts in each dialect.
+cat >"$T_DIR/stdio-server.js" <<'JS'
+const rl = require("readline").createInterface({ input: process.stdin });
+rl.on("line", (line) => {
+	let m;
+	try { m = JSON.parse(line); } catch (e) { return; }
+	if (m.id === undefined || !m.method) return;
+	const info = { name: "stdio-echo", version: "1" };
+	let result = {};
+	if (m.method === "initialize")
+		result = { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: info };
+	else if (m.method === "server/discover")
+		result = { supportedVersions: ["2026-07-28"], capabilities: { tools: {} }, serverInfo: info };
+	else if (m.method === "tools/call")
+		result = { content: [{ type: "text", text: String((m.params.arguments || {}).text) }], isError: false };
+	if (m.params && m.params._meta) result.resultType = "complete";
+	process.stdout.write(JSON.stringify({ jsonrpc: "2.0", id: m.id, result }) + "\n");
+});
+JS
+for d in legacy modern auto; do
+	run_load "stdio-$d" --stdio "node $T_DIR/stdio-server.js" --dialect $d \
+		--tool echo --arg text=pipe --concurrency 3 --requests 200
+	assert_load_exit "stdio/$d" 0
+	exact "stdio/$d" 200
+	assert_eq "stdio/$d: transport in the config" stdio "$(lj .config.transport)"
+done
 
 finish
