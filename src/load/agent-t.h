@@ -78,8 +78,8 @@ struct mgw_load_target {
 	const char *ca_file;       /* for messages only */
 	/* stdio transport: a shell command line (run with /bin/sh -c) that
 	 * starts an MCP server speaking newline-delimited JSON-RPC on its
-	 * stdin/stdout.  Request ids are distinct, so one server process may
-	 * carry the calls of several agents (multiplexed by id). */
+	 * stdin/stdout.  Each agent runs its own server process (ids are
+	 * still distinct per message, matched by id). */
 	const char *stdio_cmd;
 };
 
@@ -167,7 +167,8 @@ struct mgw_load_result {
 	uint64_t bytes;            /* response body bytes received by the
 	                            * call, handshake included */
 	/* initialize handshakes this call performed (the first one of the
-	 * agent's life included): a legacy recovery shows up here. */
+	 * agent's life included): a legacy recovery shows up here.  The
+	 * engine reports only those beyond each agent's first. */
 	unsigned reinitialized;
 	/* Transport re-establishments this call needed after a previous
 	 * connection (or stdio server) was lost - not the routine fresh

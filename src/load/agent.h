@@ -18,9 +18,10 @@
 #include "mcp/era.h"
 
 /* Creates an agent on base.  HTTP agents submit their requests through
- * client (shared by all agents of the run; the engine sizes its limits,
- * e.g. no idle connections kept for MGW_LOAD_CONN_NEW) and may declare
- * their own origins on it; client may be NULL for a stdio target.
+ * client (shared by all agents of the run; the engine sizes its
+ * per-origin limits for the largest phase) and declare their own origins
+ * on it (one_request origins for MGW_LOAD_CONN_NEW); client is NULL for a
+ * stdio target.
  * target and opts are borrowed and must outlive the agent.  Nothing is
  * sent until the first call (the handshake, if any, is part of it).
  * Returns NULL on no memory or an unusable target (no URL and no stdio
