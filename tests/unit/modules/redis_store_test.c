@@ -8,6 +8,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -829,6 +830,98 @@ static void test_outage_and_recovery(void **state)
 	mgw_session_unref(s2);
 }
 
+/* One store, two worker threads, each with its own loop and view (its own
+ * connection), re-pinning the same session as fast as they can: every
+ * update either wins or gets the current record, and the versions add up
+ * (nothing lost, nothing applied twice). */
+struct worker {
+	struct mgw_session_store *st;
+	const char *id;
+	int wins, conflicts, failures;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct event_base *base = event_base_new();
+	struct event *tick = event_new(base, -1, EV_PERSIST, on_tick, NULL);
+	struct timeval tv = {0, 5000};
+	struct mgw_session_view *v;
+	char err[256], url[64];
+	double end = now_s() + 30;
+
+	event_add(tick, &tv);
+	v = mgw_session_view_new(w->st, base, err, sizeof(err));
+	for (int i = 0; v && i < 50 && now_s() < end; i++) {
+		struct th_result r = {0};
+		struct mgw_session *c;
+
+		if (mgw_session_lookup(v, w->id, strlen(w->id), NULL, th_record,
+		                       &r, NULL) != 0)
+			break;
+		while (!r.calls && now_s() < end)
+			event_base_loop(base, EVLOOP_ONCE);
+		if (r.status != 0) {
+			w->failures++;
+			mgw_session_unref(r.rec);
+			continue;
+		}
+		c = mgw_session_dup(r.rec);
+		snprintf(url, sizeof(url), "http://w%p-%d", (void *)w, i);
+		if (!c || mgw_session_repin(c, url, "sid") != 0) {
+			w->failures++;
+			mgw_session_unref(c);
+			mgw_session_unref(r.rec);
+			continue;
+		}
+		memset(&r, 0, sizeof(r));
+		if (mgw_session_update(v, c, c->version, th_record, &r, NULL) != 0)
+			break;
+		while (!r.calls && now_s() < end)
+			event_base_loop(base, EVLOOP_ONCE);
+		if (r.status == 0)
+			w->wins++;
+		else if (r.status == MGW_ECONFLICT && r.rec)
+			w->conflicts++;
+		else
+			w->failures++;
+		mgw_session_unref(r.rec);
+	}
+	mgw_session_view_free(v);
+	event_free(tick);
+	event_base_free(base);
+	return NULL;
+}
+
+static void test_threads(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_session *a, *got = NULL;
+	struct worker w[2];
+	pthread_t t[2];
+	struct gw g3;
+
+	f->cfg->serve.sessions.redis.cache_ttl = 0;
+	fx_open(f);
+	a = make_session(f, &f->a, "http://r1", "s1");
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct worker){.st = f->a.st, .id = a->id};
+		assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(w[0].failures + w[1].failures, 0);
+	assert_int_equal(w[0].wins + w[0].conflicts, 50);
+	assert_int_equal(w[1].wins + w[1].conflicts, 50);
+	gw_open(f, &g3);
+	assert_int_equal(run_lookup(f, &g3, a->id, NULL, &got), 0);
+	assert_int_equal(got->version, (uint64_t)(w[0].wins + w[1].wins));
+	assert_int_equal(got->pin_gen, (uint32_t)(w[0].wins + w[1].wins));
+	mgw_session_unref(got);
+	gw_close(&g3);
+	mgw_session_unref(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -850,6 +943,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_corrupt_record, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_outage_and_recovery, setup,
 		                                teardown),
