@@ -867,11 +867,11 @@ static void *worker_main(void *arg)
 			continue;
 		}
 		c = mgw_session_dup(r.rec);
+		mgw_session_unref(r.rec);
 		snprintf(url, sizeof(url), "http://w%p-%d", (void *)w, i);
 		if (!c || mgw_session_repin(c, url, "sid") != 0) {
 			w->failures++;
 			mgw_session_unref(c);
-			mgw_session_unref(r.rec);
 			continue;
 		}
 		memset(&r, 0, sizeof(r));
