@@ -746,3 +746,122 @@ assert_cmp() {
 		fail "$1: expected $2 $3 $4"
 	fi
 }
+
+# ---- mcpgw serve, stateful mode (issue 4) ---------------------------------------
+# sf_config FILE MODE ADDR... : writes a gateway configuration in MODE
+# (stateful|auto) with one group "pool" of the replicas at ADDR (HOST:PORT),
+# checked by GET /healthz (the default probe is a modern request, which a
+# legacy-only replica refuses), and one catch-all route.  Tunables from
+# the environment: SF_WORKERS (2), SF_BALANCER (round_robin), SF_WEIGHTS
+# (space-separated weights in ADDR order), SF_GROUP (extra keys of the
+# group, indented 4), SF_HEALTH (the keys of health:, indented 6; default
+# GET /healthz every 500 ms, rise 1, fall 3), SF_REPLAY (safe), SF_SESSIONS (the body of
+# "sessions:", indented 2; default "store: memory"), SF_EXTRA (top-level
+# YAML appended).
+sf_config() {
+	local f=$1 mode=$2 a i=0 w
+	shift 2
+	local weights=(${SF_WEIGHTS:-})
+	{
+		printf 'listeners:\n  - address: 127.0.0.1:0\nmode: %s\nworkers: %s\n' "$mode" "${SF_WORKERS:-2}"
+		printf 'upstreams:\n  - name: pool\n    balancer: %s\n    servers:\n' "${SF_BALANCER:-round_robin}"
+		for a in "$@"; do
+			w=${weights[$i]:-}
+			printf '      - url: http://%s\n' "$a"
+			[ -n "$w" ] && printf '        weight: %s\n' "$w"
+			i=$((i + 1))
+		done
+		[ -n "${SF_GROUP:-}" ] && printf '%s\n' "$SF_GROUP"
+		printf '    health:\n'
+		if [ -n "${SF_HEALTH:-}" ]; then
+			printf '%s\n' "$SF_HEALTH"
+		else
+			printf '      method: GET\n      path: /healthz\n'
+			printf '      interval: 500ms\n      timeout: 400ms\n      rise: 1\n      fall: 3\n'
+		fi
+		printf 'routes:\n  - upstream: pool\n    replay: %s\n' "${SF_REPLAY:-safe}"
+		printf 'sessions:\n%s\n' "${SF_SESSIONS:-  store: memory}"
+		[ -n "${SF_EXTRA:-}" ] && printf '%s\n' "$SF_EXTRA"
+	} >"$f"
+}
+
+# bstat ADDR FILTER: a value of a backend's /stats (raw; empty on failure).
+bstat() {
+	curl -sS --max-time 5 "http://$1/stats" 2>/dev/null | jq -r "$2" 2>/dev/null
+}
+
+# gstat ADDR FILTER: a value of a gateway's admin counters (raw; empty on
+# failure).  The path is GW_STATS_PATH.
+GW_STATS_PATH=${GW_STATS_PATH:-/mcpgw/stats}
+gstat() {
+	curl -sS --max-time 5 "http://$1$GW_STATS_PATH" 2>/dev/null | jq -r "$2" 2>/dev/null
+}
+
+# init_sum ADDR...: the sum of initialize_count over the replicas at ADDR
+# (a replica that does not answer counts 0).
+init_sum() {
+	local a n s=0
+	for a in "$@"; do
+		n=$(bstat "$a" '.initialize_count // 0')
+		s=$((s + ${n:-0}))
+	done
+	echo "$s"
+}
+
+# INIT_BODY: the initialize body sf_init sends (its bytes are compared
+# with what replicas receive, so it is fixed).
+INIT_BODY='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"itest-stateful","version":"1"}}}'
+
+# sf_init URL [curl options...]: initialize (INIT_BODY) and
+# notifications/initialized through a gateway; sets SID and NEGOTIATED.
+# Returns 1 (a failure recorded) when either step fails.
+sf_init() {
+	local url=$1
+	shift
+	SID=""
+	NEGOTIATED=""
+	post "$url" "$INIT_BODY" "$@"
+	if [ "$CODE" != 200 ]; then
+		fail "initialize through $url: HTTP $CODE: $(printf '%s' "$BODY" | head -c 300)"
+		return 1
+	fi
+	SID=$(hdr mcp-session-id)
+	NEGOTIATED=$(jq_get '.result.protocolVersion')
+	if [ -z "$SID" ]; then
+		fail "initialize through $url: no Mcp-Session-Id in the answer"
+		return 1
+	fi
+	post "$url" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED" "$@"
+	if [ "$CODE" != 202 ]; then
+		fail "notifications/initialized through $url: expected 202, got $CODE: $(printf '%s' "$BODY" | head -c 300)"
+		return 1
+	fi
+	return 0
+}
+
+# lwho URL [curl options...]: whoami in session SID; sets WHO (the replica
+# id, empty when the call failed: CODE tells) and SID_BACK (the
+# Mcp-Session-Id of the answer, empty when there is none).
+lwho() {
+	local url=$1
+	shift
+	legacy "$url" 7 tools/call '{"name":"whoami","arguments":{}}' "$@"
+	WHO=""
+	[ "$CODE" = 200 ] && WHO=$(tool_text)
+	SID_BACK=$(hdr mcp-session-id)
+}
+
+# sha_of STRING: lowercase hex SHA-256 of the bytes of STRING.
+sha_of() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+
+# rec_sha ADDR SHA: how many requests a replica (--record) received whose
+# body's SHA-256 is SHA.
+rec_sha() {
+	rec "$1" | jq --arg s "$2" '[.requests[]? | select(.body_sha256 == $s)] | length' 2>/dev/null
+}
+
+# rec_sids ADDR: the distinct Mcp-Session-Id values a replica received.
+rec_sids() {
+	rec "$1" | jq -r '.requests[]?.headers[] | select(.[0] | ascii_downcase == "mcp-session-id") | .[1]' 2>/dev/null | sort -u
+}

@@ -1,0 +1,173 @@
+#!/bin/bash
+# stateful_lost.sh - when a legacy session cannot be kept, and when an
+# upstream answer is not a lost session at all.
+# - Every replica restarted (all forgot the session): it is re-pinned
+#   onto a restarted one; the client notices nothing.
+# - Every replica dead: the session is unrecoverable and the client gets
+#   404 (so a spec-following client starts a new session), never 503;
+#   the gateway counts it.
+# - A replica that forgets every session at once (a fake server, always
+#   404 "Session not found"): the replays are bounded by
+#   max_repin_attempts, then 404.
+# - A 400 whose body is not about the session (a bad version) reaches the
+#   client unchanged, and so does a 400 "Session not found" when
+#   lost_session.statuses is only "404"; with the default statuses that
+#   400 is a lost session.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+require_tools curl jq node
+require_mcpgw
+watchdog 60
+
+# --- every replica restarted, then every replica dead -------------------------------------------
+start_backend --era legacy --id r1
+R1=$B_ADDR
+P1=$B_PID
+start_backend --era legacy --id r2
+R2=$B_ADDR
+P2=$B_PID
+SF_HEALTH='      method: GET
+      path: /healthz
+      interval: 1s
+      timeout: 500ms
+      rise: 1
+      fall: 3' sf_config "$T_DIR/two.yaml" stateful "$R1" "$R2"
+start_serve -c "$T_DIR/two.yaml"
+GW=$G_URL
+GWADDR=$G_ADDR
+sf_init "$GW" || die "no session"
+S1=$SID
+lwho "$GW"
+assert_match "the session is served" '^r[12]$' "$WHO"
+
+stop_wait "$P1" KILL 5
+stop_wait "$P2" KILL 5
+start_backend --listen "$R1" --era legacy --id r1
+P1=$B_PID
+start_backend --listen "$R2" --era legacy --id r2
+P2=$B_PID
+lwho "$GW"
+assert_code "every replica restarted: the session is re-pinned" 200
+assert_eq "every replica restarted: one initialize replayed" 1 "$(init_sum "$R1" "$R2")"
+[ -z "$SID_BACK" ] || assert_eq "every replica restarted: same client id" "$S1" "$SID_BACK"
+
+U0=$(gstat "$GWADDR" '.sessions.unrecoverable // .unrecoverable // 0')
+stop_wait "$P1" KILL 5
+stop_wait "$P2" KILL 5
+lwho "$GW"
+assert_code "every replica dead: the session is answered 404 (not 503)" 404
+assert_jq "every replica dead: a JSON-RPC error with the request id" '.id == 7 and has("error")'
+assert_eq "every replica dead: counted as unrecoverable" "$((U0 + 1))" \
+	"$(gstat "$GWADDR" '.sessions.unrecoverable // .unrecoverable // empty')"
+legacy "$GW" 8 ping '{}'
+assert_code "every replica dead: the next request of that session" 404
+stop_serve
+
+# --- a fake upstream: forgetful, or answering 400 about something else -----------------------------
+cat >"$T_DIR/fake.js" <<'EOF'
+// fake.js MODE: a legacy MCP server that answers initialize (a fresh
+// session id each time) and notifications (202), and every other request
+// according to MODE: forget (404 Session not found), forget400 (400
+// Session not found), badversion (400 about the protocol version).
+// GET /count tells how many initialize and other requests it saw.
+const http = require('http');
+const crypto = require('crypto');
+const mode = process.argv[2];
+let inits = 0, others = 0;
+const srv = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/healthz') { res.end('ok'); return; }
+  if (req.method === 'GET' && req.url === '/count') {
+    res.setHeader('Content-Type', 'application/json');
+    res.end(JSON.stringify({ inits, others }));
+    return;
+  }
+  let body = '';
+  req.on('data', (d) => { body += d; });
+  req.on('end', () => {
+    let m = {};
+    try { m = JSON.parse(body); } catch { /* answered below */ }
+    res.setHeader('Content-Type', 'application/json');
+    if (m.method === 'initialize') {
+      inits++;
+      res.setHeader('Mcp-Session-Id', crypto.randomBytes(16).toString('hex'));
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {
+        protocolVersion: '2025-11-25', capabilities: { tools: {} },
+        serverInfo: { name: 'fake', version: '1' } } }));
+      return;
+    }
+    if (m.id === undefined) { res.statusCode = 202; res.end(); return; }
+    others++;
+    if (mode === 'badversion') {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32600, message: 'Bad Request: Unsupported protocol version' } }));
+      return;
+    }
+    res.statusCode = mode === 'forget400' ? 400 : 404;
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
+  });
+});
+srv.listen(0, '127.0.0.1', () => console.log(`listening on 127.0.0.1:${srv.address().port}`));
+process.on('SIGTERM', () => process.exit(0));
+EOF
+start_fake() { # MODE: sets F_ADDR
+	local out=$T_DIR/fake-$1.out i=0 line=""
+	node "$T_DIR/fake.js" "$1" >"$out" 2>"$T_DIR/fake-$1.err" &
+	track_pid $!
+	while [ $i -lt 100 ]; do
+		line=$(head -n 1 "$out" 2>/dev/null)
+		case $line in "listening on "*) break ;; esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	case $line in "listening on "*) ;; *) die "fake server $1 did not start: $(tail -n 3 "$T_DIR/fake-$1.err")" ;; esac
+	F_ADDR=${line#listening on }
+}
+fcount() { curl -sS --max-time 5 "http://$1/count" | jq -r "$2"; }
+
+start_fake forget
+FORGET=$F_ADDR
+SF_SESSIONS='  store: memory
+  max_repin_attempts: 2' sf_config "$T_DIR/forget.yaml" stateful "$FORGET"
+start_serve -c "$T_DIR/forget.yaml"
+sf_init "$G_URL" || die "no session through the forgetful server"
+legacy "$G_URL" 5 tools/list '{}'
+assert_code "a server that always forgets: the client gets 404 in the end" 404
+assert_jq "... as a JSON-RPC error with the request id" '.id == 5 and has("error")'
+REPLAYS=$(($(fcount "$FORGET" .inits) - 1))
+assert_cmp "replays bounded by max_repin_attempts (2)" "$REPLAYS" '<=' 2
+assert_cmp "... and tried at least once" "$REPLAYS" '>=' 1
+assert_eq "the request was sent once per pin" "$((REPLAYS + 1))" "$(fcount "$FORGET" .others)"
+stop_serve
+
+start_fake badversion
+BADV=$F_ADDR
+sf_config "$T_DIR/badv.yaml" stateful "$BADV"
+start_serve -c "$T_DIR/badv.yaml"
+sf_init "$G_URL" || die "no session through the badversion server"
+legacy "$G_URL" 6 tools/list '{}'
+assert_code "a 400 not about the session reaches the client" 400
+assert_jq "... unchanged" '.id == 6 and .error.message == "Bad Request: Unsupported protocol version"'
+assert_eq "... and caused no replay" 1 "$(fcount "$BADV" .inits)"
+stop_serve
+
+start_fake forget400
+F400=$F_ADDR
+SF_SESSIONS='  store: memory
+  lost_session:
+    statuses: "404"' sf_config "$T_DIR/only404.yaml" stateful "$F400"
+start_serve -c "$T_DIR/only404.yaml"
+sf_init "$G_URL" || die "no session through the forget400 server"
+legacy "$G_URL" 7 tools/list '{}'
+assert_code "statuses \"404\": a 400 Session not found reaches the client" 400
+assert_eq "... and caused no replay" 1 "$(fcount "$F400" .inits)"
+stop_serve
+sf_config "$T_DIR/default400.yaml" stateful "$F400"
+start_serve -c "$T_DIR/default400.yaml"
+I0=$(fcount "$F400" .inits)
+sf_init "$G_URL" || die "no session through the forget400 server (defaults)"
+legacy "$G_URL" 8 tools/list '{}'
+assert_code "default statuses: a 400 Session not found is a lost session (404 after the bounded replays)" 404
+assert_cmp "default statuses: it was replayed" "$(fcount "$F400" .inits)" '>=' "$((I0 + 2))"
+
+finish

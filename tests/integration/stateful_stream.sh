@@ -1,0 +1,108 @@
+#!/bin/bash
+# stateful_stream.sh - the standalone GET SSE stream of a legacy session
+# through "mcpgw serve --mode stateful": it is proxied to the pinned
+# replica (keep-alives and pushed notifications arrive), the client's
+# POSTed JSON-RPC responses go to that replica too; when the replica is
+# SIGKILLed the gateway closes the stream, and the client's reconnect is
+# re-pinned (one replay) and works again.  A Last-Event-ID from before
+# the re-pin is not passed on to the new replica; one from the current
+# pin is.  DELETE ends the session and its stream.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+require_tools curl jq node
+require_mcpgw
+watchdog 60
+
+declare -A ADDR PID
+for r in r1 r2; do
+	start_backend --era legacy --id "$r" --sse-keepalive 200ms --record 200
+	ADDR[$r]=$B_ADDR
+	PID[$r]=$B_PID
+done
+sf_config "$T_DIR/gw.yaml" stateful "${ADDR[r1]}" "${ADDR[r2]}"
+start_serve -c "$T_DIR/gw.yaml"
+GW=$G_URL
+
+sf_init "$GW" || die "no session"
+lwho "$GW"
+P=$WHO
+[ -n "$P" ] || die "whoami failed: $CODE"
+[ "$P" = r1 ] && Q=r2 || Q=r1
+log "session pinned to $P"
+
+get_stream() { # NAME [curl options...]
+	local name=$1
+	shift
+	stream_open "$name" 20 GET "$GW" -H 'Accept: text/event-stream' \
+		-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED" "$@"
+}
+
+# --- the stream reaches the pinned replica --------------------------------------------------------
+get_stream g1
+G1=$S_PID
+wait_match "$T_DIR/g1.body" '^: ?keepalive' 5 && ok "g1: keep-alives arrive through the gateway" ||
+	fail "g1: no keep-alive within 5 s: $(head -c 300 "$T_DIR/g1.body") $(cat "$T_DIR/g1.curlerr")"
+assert_match "g1: content type" '^text/event-stream' "$(stream_hdr g1 content-type)"
+SB=$(stream_hdr g1 mcp-session-id)
+[ -z "$SB" ] || assert_eq "g1: the stream's answer carries the client's session id" "$SID" "$SB"
+assert_eq "g1: the pinned replica holds the stream" 1 "$(bstat "${ADDR[$P]}" .get_streams_open)"
+assert_eq "g1: the other replica holds none" 0 "$(bstat "${ADDR[$Q]}" .get_streams_open)"
+legacy "$GW" 11 tools/call '{"name":"notify","arguments":{"text":"pushed-one"}}'
+assert_jq "g1: notify delivered on the session's stream" '.result.structuredContent.delivered == true or .result.structuredContent.delivered >= 1'
+wait_match "$T_DIR/g1.body" '^data:.*pushed-one' 5 && ok "g1: the pushed notification came through" ||
+	fail "g1: no pushed notification: $(head -c 400 "$T_DIR/g1.body")"
+R0=$(bstat "${ADDR[$P]}" '.requests_by_method["(response)"] // 0')
+post "$GW" '{"jsonrpc":"2.0","id":"srv-1","result":{}}' -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
+assert_code "a JSON-RPC response POSTed by the client" 202
+assert_eq "... reached the pinned replica" "$((R0 + 1))" "$(bstat "${ADDR[$P]}" '.requests_by_method["(response)"] // 0')"
+OLD_ID=$(tr -d '\r' <"$T_DIR/g1.body" | sed -n 's/^id: *//p' | tail -n 1)
+log "g1: last event id '${OLD_ID}'"
+
+# --- the replica dies: the stream is closed --------------------------------------------------------
+I0=$(bstat "${ADDR[$Q]}" .initialize_count)
+stop_wait "${PID[$P]}" KILL 5 || fail "$P did not die"
+wait_pid "$G1" 5
+[ $? -ne 124 ] && ok "g1: the gateway closed the stream when $P died" ||
+	fail "g1: the stream is still open 5 s after $P died"
+
+# --- the reconnect is re-pinned ----------------------------------------------------------------------
+rec_clear "${ADDR[$Q]}"
+get_stream g2 -H "Last-Event-ID: ${OLD_ID:-0}"
+G2=$S_PID
+wait_match "$T_DIR/g2.body" '^: ?keepalive' 5 && ok "g2: the reconnected stream works" ||
+	fail "g2: no keep-alive on the reconnect: $(head -c 300 "$T_DIR/g2.body") $(cat "$T_DIR/g2.curlerr")"
+assert_eq "g2: re-pinned to $Q with one replay" "$((I0 + 1))" "$(bstat "${ADDR[$Q]}" .initialize_count)"
+assert_eq "g2: $Q holds the stream" 1 "$(bstat "${ADDR[$Q]}" .get_streams_open)"
+LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET")][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
+assert_eq "g2: a Last-Event-ID from before the re-pin is not passed on" "" "$LEI"
+lwho "$GW"
+assert_eq "requests follow the stream's new pin" "$Q" "$WHO"
+legacy "$GW" 12 tools/call '{"name":"notify","arguments":{"text":"pushed-two"}}'
+wait_match "$T_DIR/g2.body" '^data:.*pushed-two' 5 && ok "g2: a notification pushed after the re-pin came through" ||
+	fail "g2: no pushed notification after the re-pin: $(head -c 400 "$T_DIR/g2.body")"
+NEW_ID=$(tr -d '\r' <"$T_DIR/g2.body" | sed -n 's/^id: *//p' | tail -n 1)
+if [ -n "$NEW_ID" ]; then
+	# the gateway numbers events: an id of the current pin is passed on
+	rec_clear "${ADDR[$Q]}"
+	get_stream g3 -H "Last-Event-ID: $NEW_ID"
+	G3=$S_PID
+	wait_match "$T_DIR/g3.body" '^: ?keepalive' 5 || fail "g3: no keep-alive"
+	LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET")][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
+	assert_ne "g3: a Last-Event-ID of the current pin is passed on" "" "$LEI"
+	kill -TERM "$G3" 2>/dev/null
+	wait_pid "$G3" 5
+else
+	log "events carry no id (the replica sets none): only the pre-re-pin case applies"
+fi
+
+# --- DELETE ends the session and its stream -------------------------------------------------------------
+req DELETE "$GW" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
+assert_code "DELETE" '2[0-9][0-9]'
+wait_pid "$G2" 5
+[ $? -ne 124 ] && ok "g2: the DELETE closed the stream" || fail "g2: the stream outlived the DELETE by 5 s"
+get_stream g4
+wait_pid "$S_PID" 5
+assert_match "a GET stream of the deleted session is refused" '^HTTP/[0-9.]+ 404' "$(head -n 1 "$T_DIR/g4.hdr")"
+
+finish
