@@ -8,15 +8,18 @@
 #include "core/commands.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "load/scenario.h"
 
 static void usage(FILE *out)
 {
 	fputs("usage: mcpgw check-config -c FILE [-q]\n"
+	      "       mcpgw check-config --scenario FILE [-q]\n"
 	      "\n"
 	      "Validate a configuration file (YAML or JSON) and exit.\n"
 	      "\n"
 	      "Options:\n"
-	      "  -c, --config FILE   the file to check (required)\n"
+	      "  -c, --config FILE   the file to check (serve / backend configuration)\n"
+	      "  -s, --scenario FILE check a `mcpgw load` scenario file instead\n"
 	      "  -q, --quiet         print nothing on success\n"
 	      "  -h, --help          show this text\n"
 	      "\n"
@@ -27,6 +30,7 @@ static void usage(FILE *out)
 
 struct options {
 	const char *file;
+	int scenario; /* file is a load scenario, not a configuration */
 	int quiet;
 	int help;
 };
@@ -47,6 +51,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			o->file = argv[++i];
+		} else if (strcmp(a, "-s") == 0 || strcmp(a, "--scenario") == 0) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "mcpgw check-config: %s needs a FILE\n", a);
+				return -1;
+			}
+			o->file = argv[++i];
+			o->scenario = 1;
 		} else if (strncmp(a, "--config=", 9) == 0) {
 			o->file = a + 9;
 		} else if (strncmp(a, "-c", 2) == 0) {
@@ -84,6 +95,29 @@ static void summary(const struct mgw_config *c)
 	}
 }
 
+/* Validates a load scenario the way `mcpgw load --scenario` reads it (the
+ * command line may still add targets, so only the file itself is checked). */
+static int check_scenario(const struct options *o)
+{
+	struct mgw_load_conf *lc = mgw_load_conf_new();
+	char err[1024];
+	int rc;
+
+	if (!lc) {
+		fprintf(stderr, "mcpgw check-config: out of memory\n");
+		return MGW_EXIT_RUNTIME;
+	}
+	rc = mgw_load_scenario_load(lc, o->file, err, sizeof(err));
+	mgw_load_conf_free(lc);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", err);
+		return MGW_EXIT_USAGE;
+	}
+	if (!o->quiet)
+		printf("%s: ok (load scenario)\n", o->file);
+	return MGW_EXIT_OK;
+}
+
 int mgw_check_config_main(int argc, char **argv)
 {
 	struct options o = {0};
@@ -103,6 +137,8 @@ int mgw_check_config_main(int argc, char **argv)
 		usage(stderr);
 		return MGW_EXIT_USAGE;
 	}
+	if (o.scenario)
+		return check_scenario(&o);
 	c = mgw_config_load(o.file, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "%s\n", err);

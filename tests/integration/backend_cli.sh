@@ -108,7 +108,10 @@ N=0
 for f in "$TOP_SRCDIR"/conf/*.yaml "$TOP_SRCDIR"/conf/*.yml "$TOP_SRCDIR"/conf/*.json; do
 	[ -f "$f" ] || continue
 	N=$((N + 1))
-	run cc "$MCPGW" check-config -c "$f"
+	case $(basename "$f") in
+	load-*) run cc "$MCPGW" check-config --scenario "$f" ;; # mcpgw load scenarios
+	*) run cc "$MCPGW" check-config -c "$f" ;;
+	esac
 	assert_eq "check-config accepts $(basename "$f")" 0 "$RC"
 	[ "$RC" = 0 ] || log "$ERR"
 done
