@@ -57,7 +57,7 @@ stop_wait "$P1" KILL 5
 stop_wait "$P2" KILL 5
 lwho "$GW"
 assert_code "every replica dead: the session is answered 404 (not 503)" 404
-assert_jq "every replica dead: a JSON-RPC error with the request id" '.id == 7 and has("error")'
+assert_jq "every replica dead: the session-lost error (-32012) with the request id" '.id == 7 and .error.code == -32012'
 assert_eq "every replica dead: counted as unrecoverable" "$((U0 + 1))" \
 	"$(gstat "$GWADDR" '.sessions.unrecoverable // .unrecoverable // empty')"
 legacy "$GW" 8 ping '{}'
@@ -133,7 +133,7 @@ start_serve -c "$T_DIR/forget.yaml"
 sf_init "$G_URL" || die "no session through the forgetful server"
 legacy "$G_URL" 5 tools/list '{}'
 assert_code "a server that always forgets: the client gets 404 in the end" 404
-assert_jq "... as a JSON-RPC error with the request id" '.id == 5 and has("error")'
+assert_jq "... as the session-lost error (-32012) with the request id" '.id == 5 and .error.code == -32012'
 REPLAYS=$(($(fcount "$FORGET" .inits) - 1))
 assert_cmp "replays bounded by max_repin_attempts (2)" "$REPLAYS" '<=' 2
 assert_cmp "... and tried at least once" "$REPLAYS" '>=' 1

@@ -125,7 +125,12 @@ SID=0123456789abcdef0123456789abcdef
 NEGOTIATED=$LEGACY_VERSION
 lwho "$GW"
 assert_code "a request with an unknown session id" 404
-assert_jq "its answer is a JSON-RPC error" 'has("error")'
+assert_jq "its answer is the session-not-found error (-32011) with the request id" '.id == 7 and .error.code == -32011'
+
+req GET "$GW" -H 'Accept: text/event-stream' -H "MCP-Protocol-Version: $LEGACY_VERSION"
+assert_code "stateful: GET without a session id" 400
+req DELETE "$GW" -H "MCP-Protocol-Version: $LEGACY_VERSION"
+assert_code "stateful: DELETE without a session id" 400
 
 # --- HTTP/2 from the client ------------------------------------------------------------------
 sf_init "$GW" --http2-prior-knowledge || die "no session over HTTP/2"

@@ -133,7 +133,8 @@ assert_eq "Redis down: echo in a cached session" "no redis" "$(tool_text)"
 # something that needs Redis: a new session
 post "$GC" "$INIT_BODY"
 log "Redis down: a new initialize was answered $CODE"
-assert_ne "Redis down: a new session that cannot be stored is refused (store create fails)" 200 "$CODE"
+assert_code "Redis down: a new session that cannot be stored is refused" 503
+assert_jq "... with the session-store error (-32013)" '.id == 1 and .error.code == -32013'
 counted() { [ "$(gstat "$GCADDR" '.sessions.store.errors // .store.errors // .sessions.errors // 0')" -gt "${E0:-0}" ] 2>/dev/null; }
 poll_until 5 counted && ok "Redis down: the outage is counted" ||
 	fail "Redis down: the gateway's store error counter stayed ${E0:-0}: $(curl -sS --max-time 5 "http://$GCADDR$GW_STATS_PATH" | head -c 600)"
