@@ -296,7 +296,6 @@ static void test_registered(void **state)
 {
 	struct fx *f = *state;
 
-	(void)f;
 	assert_int_equal(mgw_redis_store_register(), 0);
 	fx_open(f);
 	assert_string_equal(stats_of(&f->a).store, "redis");
