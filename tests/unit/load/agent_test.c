@@ -225,7 +225,11 @@ static void record(struct srv *s, struct mgw_http_exchange *x,
 	mgw_headers_init(&e->h);
 	for (size_t i = 0; i < h->n; i++)
 		mgw_headers_adds(&e->h, h->v[i].name, h->v[i].value);
-	e->body = strndup((const char *)b, len);
+	/* the body is not NUL-terminated: copy exactly len bytes */
+	e->body = malloc(len + 1);
+	assert_non_null(e->body);
+	memcpy(e->body, b, len);
+	e->body[len] = '\0';
 	e->conn = mgw_http_conn_id(x);
 	e->version = mgw_http_version(x);
 	snprintf(e->rpc, sizeof(e->rpc), "%s", m && m->method ? m->method : "");
