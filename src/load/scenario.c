@@ -212,6 +212,9 @@ static int check_call(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	const struct mgw_cfg_node *w = mgw_cfg_scope_value(sc, "weight");
 	int rc = 0;
 
+	if (!(k->weight > 0))
+		return mgw_cfg_fail(c, w ? w : sc->map, "weight",
+		                    "must be greater than 0");
 	if (k->flow == MGW_LOAD_FLOW_COUNTER) {
 		rc = dupstr(c, sc->map, &k->tool, "counter_increment");
 		if (!rc)
@@ -224,9 +227,6 @@ static int check_call(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	}
 	if (!k->tool)
 		return mgw_cfg_fail(c, sc->map, "tool", "missing required key");
-	if (!(k->weight > 0))
-		return mgw_cfg_fail(c, w ? w : sc->map, "weight",
-		                    "must be greater than 0");
 	return dupstr(c, sc->map, &k->name, k->tool);
 }
 
@@ -644,6 +644,8 @@ static int node_to_json(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *n,
 	switch (n->kind) {
 	case MGW_CFG_SCALAR:
 		v = mgw_load_json_scalar(n->text, n->len, n->plain);
+		if (!v) /* libyaml checks UTF-8; this is the backstop */
+			return mgw_cfg_fail(c, n, NULL, "not valid UTF-8");
 		break;
 	case MGW_CFG_SEQ:
 		v = json_array();
@@ -677,7 +679,11 @@ static int node_to_json(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *n,
 				json_decref(v);
 				return rc;
 			}
-			json_object_set_new(v, k->text, item);
+			if (json_object_set_new(v, k->text, item) != 0) {
+				json_decref(v);
+				return mgw_cfg_fail(c, k, NULL,
+				                    "a key must be valid UTF-8");
+			}
 		}
 		break;
 	}
@@ -994,17 +1000,23 @@ int mgw_load_parse_arg(json_t *obj, const char *arg, char *err, size_t errlen)
 
 		v = json_loads(eq + 1, JSON_DECODE_ANY, &je);
 		if (!v) {
-			snprintf(err, errlen, "--arg %s: not JSON: %s", key, je.text);
+			snprintf(err, errlen, "--arg %.60s: not JSON: %s", key,
+			         je.text);
 			return MGW_EINVAL;
 		}
 	} else {
 		v = mgw_load_json_scalar(eq + 1, strlen(eq + 1), 1);
 		if (!v) {
-			snprintf(err, errlen, "out of memory");
-			return MGW_ENOMEM;
+			/* jansson refuses strings that are not UTF-8 */
+			snprintf(err, errlen, "--arg %.60s: the value is not "
+			         "valid UTF-8", key);
+			return MGW_EINVAL;
 		}
 	}
-	json_object_set_new(obj, key, v);
+	if (json_object_set_new(obj, key, v) != 0) {
+		snprintf(err, errlen, "--arg: the key is not valid UTF-8");
+		return MGW_EINVAL;
+	}
 	return 0;
 }
 

@@ -61,7 +61,8 @@ int mgw_load_conf_add_target(struct mgw_load_conf *c, const char *url);
 
 /* A scalar as JSON: text written without quotes (plain) that looks like
  * null, true/false or a JSON number becomes that; anything else, and
- * every quoted scalar, is a string.  NULL on no memory. */
+ * every quoted scalar, is a string.  NULL on no memory, or when a string
+ * would not be valid UTF-8 (JSON strings must be). */
 json_t *mgw_load_json_scalar(const char *text, size_t len, int plain);
 
 /* Parses one --arg: "KEY=VALUE" (VALUE as a plain scalar, see above) or

@@ -221,6 +221,8 @@ static void test_errors_have_positions(void **state)
 	             "s.yaml:4:5: calls[0].arguments", "duplicate key");
 	expect_error("calls:\n  - tool: echo\n    weight: 0\n",
 	             "s.yaml:3:13: calls[0].weight", "greater than 0");
+	expect_error("calls:\n  - flow: counter\n    weight: 0\n",
+	             "s.yaml:3:13: calls[0].weight", "greater than 0");
 	expect_error("calls:\n  - weight: 2\n", "calls[0].tool",
 	             "missing required key");
 	expect_error("phases:\n  - concurrency: 0\n", "s.yaml:2:18: phases[0].concurrency",
@@ -347,6 +349,15 @@ static void test_scalars_and_args(void **state)
 	assert_int_equal(mgw_load_parse_arg(o, "x:={bad", err, sizeof(err)),
 	                 MGW_EINVAL);
 	assert_non_null(strstr(err, "not JSON"));
+	/* JSON strings are UTF-8: a byte string that is not is refused */
+	assert_int_equal(mgw_load_parse_arg(o, "t=\xff\xfe", err, sizeof(err)),
+	                 MGW_EINVAL);
+	assert_non_null(strstr(err, "not valid UTF-8"));
+	assert_int_equal(mgw_load_parse_arg(o, "\xc3(=1", err, sizeof(err)),
+	                 MGW_EINVAL);
+	assert_non_null(strstr(err, "key is not valid UTF-8"));
+	assert_int_equal(mgw_load_parse_arg(o, "caf\xc3\xa9=cr\xc3\xa8me", err,
+	                                    sizeof(err)), 0);
 	json_decref(o);
 }
 
