@@ -20,10 +20,22 @@ enum mgw_proxy_error {
 	                           * sent an invalid response */
 	MGW_PERR_NO_ROUTE,        /* -32006, 404: no route matched */
 	MGW_PERR_METHOD,          /* -32007, 405: GET/DELETE on the MCP endpoint
-	                           * in stateless mode */
+	                           * on the stateless path */
 	MGW_PERR_OVERLOADED,      /* -32008, 503: too many requests waiting for
 	                           * upstream connections */
 	MGW_PERR_INTERNAL,        /* -32009, 500: out of memory and the like */
+	/* stateful mode (legacy sessions terminated by the gateway) */
+	MGW_PERR_NOT_REPLAYED,    /* -32010, 502: the replica was lost while
+	                           * the request was in flight, and sending it
+	                           * again is not known to be safe */
+	MGW_PERR_SESSION_NOT_FOUND, /* -32011, 404: unknown, expired or deleted
+	                           * session id (or another principal's) */
+	MGW_PERR_SESSION_LOST,    /* -32012, 404: the session's replica is gone
+	                           * and no other replica could take it */
+	MGW_PERR_SESSION_STORE,   /* -32013, 503: the session store is full or
+	                           * unreachable */
+	MGW_PERR_SESSION_REQUIRED, /* -32014, 400: GET/DELETE on the MCP
+	                           * endpoint without Mcp-Session-Id */
 	MGW_PERR_N,
 };
 

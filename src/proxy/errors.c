@@ -31,6 +31,17 @@ static const struct mgw_proxy_error_info table[MGW_PERR_N] = {
 	                         "gateway overloaded"},
 	[MGW_PERR_INTERNAL] = {-32009, 500, "internal",
 	                       "internal gateway error"},
+	[MGW_PERR_NOT_REPLAYED] = {-32010, 502, "not_replayed",
+	                           "upstream lost mid-request; not replayed"},
+	[MGW_PERR_SESSION_NOT_FOUND] = {-32011, 404, "session_not_found",
+	                                "session not found"},
+	[MGW_PERR_SESSION_LOST] = {-32012, 404, "session_lost",
+	                           "session lost: no replica could take it "
+	                           "over; start a new session"},
+	[MGW_PERR_SESSION_STORE] = {-32013, 503, "session_store",
+	                            "session store unavailable"},
+	[MGW_PERR_SESSION_REQUIRED] = {-32014, 400, "session_required",
+	                               "Mcp-Session-Id header is required"},
 };
 
 const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e)
