@@ -1,0 +1,184 @@
+/* aggregate.c - a cell's row from its repetitions.  The rules are the
+ * study's: throughput as the median with the observed range, because
+ * legacy cells above one replica scatter by a factor of two from run to
+ * run and a mean would hide that; losses summed, because one loss in ten
+ * runs must stay visible; latency percentiles as medians over runs.
+ * Invalid repetitions (a kill that did not land, a load run that did not
+ * finish) are left out of every number and listed instead. */
+#include "autoconf.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/src/aggregate.h"
+#include "bench/src/scene.h"
+
+const char *const mgw_bench_other_failures[] = {
+	"http_4xx", "http_5xx", "rpc_error", "tool_error", "timeout",
+	"connect_error", "shed", NULL,
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double mgw_bench_median(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	if (n % 2)
+		return v[n / 2];
+	return (v[n / 2 - 1] + v[n / 2]) / 2.0;
+}
+
+/* Numbers in reports carry three decimals, like the load client's. */
+static json_t *num(double v)
+{
+	if (isnan(v))
+		return json_null();
+	return json_real(round(v * 1000.0) / 1000.0);
+}
+
+static json_t *name_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static const json_t *total_of(const json_t *rec)
+{
+	return json_object_get(json_object_get(rec, "load"), "total");
+}
+
+json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
+                            const json_t *paths)
+{
+	size_t n = json_array_size(runs), valid = 0, nlat50 = 0, nlat99 = 0;
+	double *ach = NULL, *p50 = NULL, *p99 = NULL, med = NAN, mn = NAN, mx = NAN;
+	json_int_t sl = 0, hl = 0, other = 0, reinit = 0, repins = 0;
+	int have_repins = 0;
+	json_t *o = NULL, *fails = NULL, *invalid = NULL, *rec;
+	size_t i;
+
+	ach = calloc(n + 1, sizeof(*ach));
+	p50 = calloc(n + 1, sizeof(*p50));
+	p99 = calloc(n + 1, sizeof(*p99));
+	fails = json_object();
+	invalid = json_array();
+	if (!ach || !p50 || !p99 || !fails || !invalid)
+		goto fail;
+	for (const char *const *k = mgw_bench_other_failures; *k; k++)
+		json_object_set_new(fails, *k, json_integer(0));
+	json_object_set_new(fails, "session_lost", json_integer(0));
+	json_object_set_new(fails, "handle_lost", json_integer(0));
+	json_array_foreach(runs, i, rec) {
+		const json_t *t = total_of(rec), *lat, *f, *v;
+		const char *key;
+		json_t *val;
+
+		if (!json_is_true(json_object_get(rec, "valid")) || !t) {
+			json_t *why = json_object_get(rec, "invalid_reason");
+
+			json_array_append_new(invalid, json_pack("{s:O?, s:O?}",
+				"run", json_array_get(paths, i),
+				"reason", json_is_string(why) ? why : NULL));
+			continue;
+		}
+		ach[valid++] = json_number_value(json_object_get(t, "achieved_rps"));
+		lat = json_object_get(t, "latency_ms");
+		if (json_is_number(json_object_get(lat, "p50")))
+			p50[nlat50++] = json_number_value(json_object_get(lat, "p50"));
+		if (json_is_number(json_object_get(lat, "p99")))
+			p99[nlat99++] = json_number_value(json_object_get(lat, "p99"));
+		f = json_object_get(t, "failures");
+		json_object_foreach((json_t *)f, key, val) {
+			json_int_t x = json_integer_value(val);
+			json_t *acc = json_object_get(fails, key);
+
+			if (!json_is_integer(val))
+				continue;
+			if (acc)
+				json_integer_set(acc, json_integer_value(acc) + x);
+			else
+				json_object_set_new(fails, key, json_integer(x));
+			if (strcmp(key, "session_lost") == 0)
+				sl += x;
+			else if (strcmp(key, "handle_lost") == 0)
+				hl += x;
+		}
+		for (const char *const *k = mgw_bench_other_failures; *k; k++)
+			other += json_integer_value(json_object_get(f, *k));
+		reinit += json_integer_value(json_object_get(t, "reinitializations"));
+		v = json_object_get(rec, "repins");
+		if (json_is_integer(v)) {
+			repins += json_integer_value(v);
+			have_repins = 1;
+		}
+	}
+	if (valid > 0) {
+		med = mgw_bench_median(ach, valid); /* sorts ach */
+		mn = ach[0];
+		mx = ach[valid - 1];
+	}
+	o = json_object();
+	if (!o)
+		goto fail;
+	json_object_set_new(o, "cell", json_string(c->name));
+	json_object_set_new(o, "slug", json_string(c->slug));
+	json_object_set_new(o, "path", json_string(mgw_bench_path_name(c->path)));
+	json_object_set_new(o, "era", json_string(mgw_bench_era_name(c->era)));
+	json_object_set_new(o, "replicas", json_integer(c->replicas));
+	json_object_set_new(o, "connection",
+	                    json_string(mgw_bench_conn_name(c->conn)));
+	json_object_set_new(o, "state", name_or_null(mgw_bench_state_name(c->state)));
+	json_object_set_new(o, "session_store",
+	                    name_or_null(mgw_bench_store_name(c->store)));
+	json_object_set_new(o, "victim",
+	                    name_or_null(mgw_bench_victim_name(c->victim)));
+	json_object_set_new(o, "offered_rps", num(c->offered_rps));
+	json_object_set_new(o, "duration_s", num(c->duration_s));
+	json_object_set_new(o, "kill_at_s", c->victim != MGW_BENCH_VICTIM_NONE
+	                                        ? num(c->kill_at_s) : json_null());
+	json_object_set_new(o, "n", json_integer((json_int_t)n));
+	json_object_set_new(o, "valid", json_integer((json_int_t)valid));
+	json_object_set_new(o, "achieved_rps", json_pack("{s:o, s:o, s:o}",
+		"median", num(med), "min", num(mn), "max", num(mx)));
+	json_object_set_new(o, "p50_ms", num(mgw_bench_median(p50, nlat50)));
+	json_object_set_new(o, "p99_ms", num(mgw_bench_median(p99, nlat99)));
+	if (valid > 0) {
+		json_object_set_new(o, "session_losses", json_integer(sl));
+		json_object_set_new(o, "handle_losses", json_integer(hl));
+		json_object_set_new(o, "other_failures", json_integer(other));
+		json_object_set_new(o, "failures", fails);
+		json_object_set_new(o, "reinitializations", json_integer(reinit));
+		json_object_set_new(o, "repins",
+		                    have_repins ? json_integer(repins) : json_null());
+		json_object_set_new(o, "saturated",
+		                    json_boolean(med < MGW_BENCH_SATURATION *
+		                                           c->offered_rps));
+	} else {
+		json_decref(fails);
+		json_object_set_new(o, "session_losses", json_null());
+		json_object_set_new(o, "handle_losses", json_null());
+		json_object_set_new(o, "other_failures", json_null());
+		json_object_set_new(o, "failures", json_null());
+		json_object_set_new(o, "reinitializations", json_null());
+		json_object_set_new(o, "repins", json_null());
+		json_object_set_new(o, "saturated", json_null());
+	}
+	fails = NULL;
+	json_object_set_new(o, "runs", json_deep_copy(paths));
+	json_object_set_new(o, "invalid", invalid);
+	invalid = NULL;
+fail:
+	json_decref(fails);
+	json_decref(invalid);
+	free(ach);
+	free(p50);
+	free(p99);
+	return o;
+}

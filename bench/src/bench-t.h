@@ -1,0 +1,111 @@
+/* bench-t.h - types of mcpgw-bench, the churn bench: what a cell is (one
+ * combination of conditions), the options of a bench run, and the
+ * enumerations that name paths, eras and state designs in reports. */
+#ifndef MGW_BENCH_T_H
+#define MGW_BENCH_T_H
+
+#include <stddef.h>
+
+/* Scenes: each one a list of cells (scene.c). */
+enum mgw_bench_scene {
+	MGW_BENCH_SCALE_OUT = 0, /* the study's M1 */
+	MGW_BENCH_HANDLES,       /* M2 */
+	MGW_BENCH_POD_KILL,      /* M3 */
+	MGW_BENCH_GATEWAY_KILL,
+	MGW_BENCH_REDIS_OUTAGE,
+	MGW_BENCH_DEMO,          /* the README's short pod kill */
+	MGW_BENCH_SCENE_N,
+};
+
+/* How the load client reaches the replicas. */
+enum mgw_bench_path {
+	MGW_BENCH_DIRECT = 0,   /* per-connection choice among replica URLs */
+	MGW_BENCH_GATEWAY,      /* one mcpgw serve */
+	MGW_BENCH_GATEWAY_HA,   /* two mcpgw serve sharing session state */
+	MGW_BENCH_EXTERNAL,     /* the user's --external proxy command */
+};
+
+enum mgw_bench_era {
+	MGW_BENCH_LEGACY = 0,   /* 2025-11-25, sessions */
+	MGW_BENCH_MODERN,       /* 2026-07-28, stateless */
+};
+
+enum mgw_bench_conn {
+	MGW_BENCH_CONN_NEW = 0, /* a new connection per request */
+	MGW_BENCH_CONN_REUSE,   /* keep-alive */
+};
+
+/* Modern handle design of the replicas (report.json "state").  NONE:
+ * the cell calls echo, no handle is involved. */
+enum mgw_bench_state {
+	MGW_BENCH_STATE_NONE = 0,
+	MGW_BENCH_STATE_MEMORY,
+	MGW_BENCH_STATE_HMAC,
+	MGW_BENCH_STATE_REDIS,
+};
+
+/* Session store of a stateful gateway ("session_store"); NONE for
+ * stateless gateways and paths without one. */
+enum mgw_bench_store {
+	MGW_BENCH_STORE_NONE = 0,
+	MGW_BENCH_STORE_MEMORY,
+	MGW_BENCH_STORE_SEALED,
+	MGW_BENCH_STORE_REDIS,
+};
+
+/* What a cell kills mid-run. */
+enum mgw_bench_victim {
+	MGW_BENCH_VICTIM_NONE = 0,
+	MGW_BENCH_VICTIM_REPLICA,  /* replica 1 */
+	MGW_BENCH_VICTIM_GATEWAY,  /* gateway 1 of gateway-ha */
+	MGW_BENCH_VICTIM_REDIS,    /* the redis-server */
+};
+
+#define MGW_BENCH_NAME_MAX 96
+#define MGW_BENCH_MAX_REPLICAS 8
+#define MGW_BENCH_MAX_FILTERS 16
+
+/* One cell: everything that differs between two rows of a table. */
+struct mgw_bench_cell {
+	char name[MGW_BENCH_NAME_MAX]; /* "legacy direct 2 replicas, reuse" */
+	char slug[MGW_BENCH_NAME_MAX]; /* file-name form of name */
+	enum mgw_bench_scene scene;
+	enum mgw_bench_path path;
+	enum mgw_bench_era era;
+	enum mgw_bench_conn conn;
+	enum mgw_bench_state state;
+	enum mgw_bench_store store;
+	enum mgw_bench_victim victim;
+	int replicas;           /* 1..MGW_BENCH_MAX_REPLICAS */
+	double offered_rps;
+	double duration_s;
+	double kill_at_s;       /* victim != NONE */
+};
+
+/* The options of one bench run, after defaults were applied per scene
+ * (0 / NULL below means "the scene's default"). */
+struct mgw_bench_opts {
+	enum mgw_bench_scene scenes[MGW_BENCH_SCENE_N];
+	size_t n_scenes;
+	int quick;
+	int reps;                 /* per cell */
+	const char *out_dir;
+	const char *external;     /* proxy command with placeholders */
+	const char *external_name;
+	double duration_s;        /* 0: per scene */
+	double rate;              /* 0: per scene */
+	double kill_at_s;         /* 0: per scene */
+	int kill_signal;          /* SIGKILL or SIGTERM */
+	double readiness_delay_s; /* negative: per mode */
+	const char *mcpgw;        /* path of the mcpgw binary */
+	const char *redis_server; /* path or name of redis-server */
+	int concurrency;          /* load client in-flight bound; 0: its default */
+	int workers;              /* gateway worker threads */
+	double cooldown_max_s;    /* negative: per mode */
+	int cooldown_threshold;   /* TIME_WAIT sockets */
+	const char *filters[MGW_BENCH_MAX_FILTERS]; /* --cell globs on slugs */
+	size_t n_filters;
+	int test_prekill;         /* test aid: the victim dies before the load */
+};
+
+#endif

@@ -1,0 +1,1123 @@
+/* cell.c - one repetition of one cell, start to finish.
+ *
+ * The order inside a repetition: redis-server (when the cell's handles
+ * or sessions live there), the replicas, then the gateways or the
+ * external proxy, each waited for until it answers its health check; the
+ * load client last, with the bench's clock noted at its start.  A victim
+ * is killed at kill_at seconds on that clock and verified dead three
+ * ways (reaped with the signal, its port refusing connections, a
+ * replacement on the same port passing its health check); the
+ * replacement starts after the readiness delay, the way a Kubernetes
+ * pod's successor becomes ready some seconds after the old one died.
+ * After the load client finished, the gateways' re-pin counters are read,
+ * every process that was not meant to die is checked to be alive, and
+ * the fleet is stopped.
+ *
+ * A repetition that could not be measured as intended (a component that
+ * did not start, a kill that did not land, a replica that died by
+ * itself, a load run without a report) is recorded as invalid with the
+ * reason: aggregation leaves it out instead of counting it as a run
+ * without losses. */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/errors.h"
+#include "util/time.h"
+#include "bench/src/cell.h"
+#include "bench/src/net.h"
+#include "bench/src/proc.h"
+#include "bench/src/report_json.h"
+#include "bench/src/scene.h"
+#include "bench/src/subst.h"
+
+/* Bounds on the waits of a repetition. */
+#define START_TIMEOUT_S 10.0   /* "listening on" and the health check */
+#define STOP_GRACE_S 10.0      /* SIGTERM to SIGKILL at teardown */
+#define KILL_REAP_S 15.0       /* a victim must be reaped this soon */
+#define LOAD_SLACK_S 60.0      /* the load client's run beyond --duration */
+#define BIND_ATTEMPTS 25       /* a replacement's port still in use */
+#define SHUTDOWN_TIMEOUT "5s"  /* graceful stop of replicas and gateways */
+#define LOAD_TIMEOUT "5s"      /* the load client's per-call bound */
+#define STATS_PATH "/mcpgw/stats"
+
+#define PATH_LEN 1024
+
+/* An argv built from formatted pieces, all storage inline. */
+struct argv_buf {
+	char *v[48];
+	int n;
+	char store[8192];
+	size_t used;
+};
+
+static void av_init(struct argv_buf *a)
+{
+	a->n = 0;
+	a->used = 0;
+	a->v[0] = NULL;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void av_add(struct argv_buf *a, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	if (a->n + 1 >= (int)(sizeof(a->v) / sizeof(a->v[0])))
+		return;
+	va_start(ap, fmt);
+	len = vsnprintf(a->store + a->used, sizeof(a->store) - a->used, fmt, ap);
+	va_end(ap);
+	if (len < 0 || (size_t)len >= sizeof(a->store) - a->used)
+		return;
+	a->v[a->n++] = a->store + a->used;
+	a->v[a->n] = NULL;
+	a->used += (size_t)len + 1;
+}
+
+static char *av_join(const struct argv_buf *a)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < a->n; i++)
+		len += strlen(a->v[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < a->n; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, a->v[i]);
+	}
+	return s;
+}
+
+struct rep {
+	struct mgw_bench_env *env;
+	const struct mgw_bench_opts *o;
+	const struct mgw_bench_cell *c;
+	int rep;
+	char dir[PATH_LEN];     /* absolute or OUT-relative logs directory */
+	char rel_logs[PATH_LEN];
+
+	struct mgw_bench_proc redis;
+	struct mgw_bench_proc replica[MGW_BENCH_MAX_REPLICAS];
+	struct mgw_bench_proc gateway[2];
+	int n_gateways;
+	struct mgw_bench_proc external;
+	struct mgw_bench_proc replacement;
+	struct mgw_bench_proc load;
+	struct mgw_bench_proc *victim;
+	int victim_index;       /* replica or gateway number, 1-based */
+	int redis_port;
+	int ext_port;
+	char ext_cmd[8192];
+
+	uint64_t t0_ns;         /* monotonic, right after the load's fork */
+	struct timespec t0_wall;
+
+	json_t *kills;
+	json_t *gw_stats;
+	json_int_t repins;
+	int have_repins;
+	json_t *targets;
+	char *load_cmd;
+	int valid;
+	char reason[512];
+};
+
+__attribute__((format(printf, 2, 3)))
+static void invalid(struct rep *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->valid)
+		return; /* the first reason is the one that matters */
+	r->valid = 0;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+}
+
+static double since_t0(const struct rep *r)
+{
+	return r->t0_ns ? (double)(mgw_now_ns() - r->t0_ns) / 1e9 : 0.0;
+}
+
+static void iso_time(const struct timespec *ts, char *buf, size_t len)
+{
+	struct tm tm;
+	char base[32];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(base, sizeof(base), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%.20s.%03dZ", base, (int)(ts->tv_nsec / 1000000));
+}
+
+static json_t *now_iso(void)
+{
+	struct timespec ts;
+	char buf[40];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	iso_time(&ts, buf, sizeof(buf));
+	return json_string(buf);
+}
+
+static json_t *secs(double v)
+{
+	return json_real(round(v * 1000.0) / 1000.0);
+}
+
+/* snprintf for paths: a path that does not fit is an error, never a
+ * silently shortened name (vsnprintf also keeps -Wformat-truncation to
+ * the cases that matter). */
+__attribute__((format(printf, 3, 4)))
+static int pathf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? MGW_EINVAL : 0;
+}
+
+int mgw_bench_mkdirs(const char *dir)
+{
+	char tmp[PATH_LEN];
+	size_t len;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", dir) >= (int)sizeof(tmp))
+		return MGW_EINVAL;
+	len = strlen(tmp);
+	for (size_t i = 1; i <= len; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+			return MGW_EIO;
+		if (i < len)
+			tmp[i] = '/';
+	}
+	return 0;
+}
+
+static void note_port(struct rep *r, int port)
+{
+	struct mgw_bench_env *e = r->env;
+
+	if (port <= 0)
+		return;
+	for (size_t i = 0; i < e->n_ports; i++)
+		if (e->ports[i] == port)
+			return;
+	if (e->n_ports < MGW_BENCH_MAX_PORTS)
+		e->ports[e->n_ports++] = (uint16_t)port;
+}
+
+static void log_path(const struct rep *r, char *buf, size_t len,
+                     const char *name, const char *ext)
+{
+	if (pathf(buf, len, "%s/%s.%s", r->dir, name, ext) != 0)
+		buf[0] = '\0';
+}
+
+/* ---- starting the fleet ------------------------------------------------ */
+
+/* Polls GET path on p's port until it answers 200, p exits, or
+ * START_TIMEOUT_S passes.  Returns 0, MGW_ECLOSED or MGW_ETIMEDOUT. */
+static int wait_ready(struct mgw_bench_proc *p, const char *path)
+{
+	uint64_t end = mgw_now_ns() + (uint64_t)(START_TIMEOUT_S * 1e9);
+
+	for (;;) {
+		int status = 0;
+
+		if (mgw_bench_http_get(p->port, path, 2.0, &status, NULL) == 0 &&
+		    status == 200)
+			return 0;
+		if (!mgw_bench_proc_running(p))
+			return MGW_ECLOSED;
+		if (mgw_now_ns() >= end || mgw_bench_sleep(0.05))
+			return MGW_ETIMEDOUT;
+	}
+}
+
+/* Starts argv as p and waits for its "listening on" line.  With a fixed
+ * port (a replacement reusing its victim's port) a process that exits
+ * before listening is retried: the port may still be held a moment by
+ * the victim's sockets.  Returns 0 or a negative MGW_E*; *attempts gets
+ * the number of starts. */
+static int start_listening(struct rep *r, struct mgw_bench_proc *p,
+                           const char *role, const char *name,
+                           struct argv_buf *a, int fixed_port, int *attempts)
+{
+	char out[PATH_LEN], err[PATH_LEN];
+	int rc = MGW_EIO;
+
+	for (int i = 1; i <= (fixed_port ? BIND_ATTEMPTS : 1); i++) {
+		if (attempts)
+			*attempts = i;
+		log_path(r, out, sizeof(out), name, "out");
+		log_path(r, err, sizeof(err), name, "err");
+		if (mgw_bench_proc_spawn(p, role, a->v, out, err, 1) != 0)
+			return MGW_EIO;
+		rc = mgw_bench_proc_wait_listening(p, START_TIMEOUT_S);
+		if (rc == 0) {
+			note_port(r, p->port);
+			return 0;
+		}
+		if (rc != MGW_ECLOSED || mgw_bench_interrupted)
+			break;
+		if (mgw_bench_sleep(0.2))
+			break;
+	}
+	mgw_bench_proc_stop(p, SIGTERM, 2.0);
+	return rc;
+}
+
+static void backend_argv(const struct rep *r, struct argv_buf *a, int idx,
+                         int port)
+{
+	const struct mgw_bench_cell *c = r->c;
+
+	av_init(a);
+	av_add(a, "%s", r->o->mcpgw);
+	av_add(a, "backend");
+	av_add(a, "--listen");
+	av_add(a, "127.0.0.1:%d", port);
+	av_add(a, "--era");
+	av_add(a, "%s", mgw_bench_era_name(c->era));
+	av_add(a, "--id");
+	av_add(a, "replica-%d", idx);
+	av_add(a, "--log-level");
+	av_add(a, "warn");
+	av_add(a, "--shutdown-timeout");
+	av_add(a, SHUTDOWN_TIMEOUT);
+	if (c->era == MGW_BENCH_MODERN && c->state != MGW_BENCH_STATE_NONE) {
+		av_add(a, "--state");
+		av_add(a, "%s", mgw_bench_state_name(c->state));
+	}
+	if (c->state == MGW_BENCH_STATE_HMAC) {
+		av_add(a, "--key-file");
+		av_add(a, "%s", r->env->handle_key);
+	}
+	if (c->state == MGW_BENCH_STATE_REDIS) {
+		av_add(a, "--redis");
+		av_add(a, "redis://127.0.0.1:%d", r->redis_port);
+	}
+}
+
+/* Starts replica idx (1-based) into p, on port (0: any). */
+static int start_backend(struct rep *r, struct mgw_bench_proc *p, int idx,
+                         int port, int *attempts)
+{
+	struct argv_buf a;
+	char role[32], name[32];
+	int rc;
+
+	backend_argv(r, &a, idx, port);
+	snprintf(role, sizeof(role), "replica %d", idx);
+	snprintf(name, sizeof(name), port ? "replica%d-new" : "replica%d", idx);
+	rc = start_listening(r, p, role, name, &a, port, attempts);
+	if (rc != 0)
+		return rc;
+	return wait_ready(p, "/healthz");
+}
+
+/* The gateway's configuration: one group of the replicas, checked by GET
+ * /healthz (the default probe is a modern request a legacy-only replica
+ * refuses) every 500 ms so that a dead replica leaves within a second. */
+static int write_gw_conf(struct rep *r, const char *path, int port)
+{
+	const struct mgw_bench_cell *c = r->c;
+	FILE *f = fopen(path, "we");
+	int rc;
+
+	if (!f)
+		return MGW_EIO;
+	fprintf(f, "# generated by mcpgw-bench for cell '%s'\n", c->name);
+	fprintf(f, "listeners:\n  - address: 127.0.0.1:%d\n", port);
+	fprintf(f, "mode: %s\n", c->era == MGW_BENCH_LEGACY ? "stateful"
+	                                                     : "stateless");
+	fprintf(f, "workers: %d\n", r->o->workers);
+	fprintf(f, "upstreams:\n  - name: pool\n    balancer: round_robin\n"
+	        "    servers:\n");
+	for (int i = 0; i < c->replicas; i++)
+		fprintf(f, "      - url: http://127.0.0.1:%d\n", r->replica[i].port);
+	fprintf(f, "    health:\n      method: GET\n      path: /healthz\n"
+	        "      interval: 500ms\n      timeout: 400ms\n      rise: 1\n"
+	        "      fall: 2\n");
+	fprintf(f, "routes:\n  - upstream: pool\n");
+	if (c->era == MGW_BENCH_LEGACY) {
+		fprintf(f, "sessions:\n  store: %s\n",
+		        mgw_bench_store_name(c->store) ? mgw_bench_store_name(c->store)
+		                                       : "memory");
+		if (c->store == MGW_BENCH_STORE_SEALED)
+			fprintf(f, "  key_file: \"%s\"\n", r->env->session_key);
+		if (c->store == MGW_BENCH_STORE_REDIS)
+			fprintf(f, "  redis:\n    url: redis://127.0.0.1:%d\n",
+			        r->redis_port);
+	}
+	rc = ferror(f) ? MGW_EIO : 0;
+	if (fclose(f) != 0)
+		rc = MGW_EIO;
+	return rc;
+}
+
+static int start_gateway(struct rep *r, struct mgw_bench_proc *p, int idx,
+                         int port, int *attempts)
+{
+	struct argv_buf a;
+	char conf[PATH_LEN], role[32], name[32];
+	int rc;
+
+	snprintf(name, sizeof(name), port ? "gateway%d-new" : "gateway%d", idx);
+	log_path(r, conf, sizeof(conf), name, "yaml");
+	if (write_gw_conf(r, conf, port) != 0)
+		return MGW_EIO;
+	av_init(&a);
+	av_add(&a, "%s", r->o->mcpgw);
+	av_add(&a, "serve");
+	av_add(&a, "-c");
+	av_add(&a, "%s", conf);
+	av_add(&a, "--log-level");
+	av_add(&a, "warn");
+	av_add(&a, "--shutdown-timeout");
+	av_add(&a, SHUTDOWN_TIMEOUT);
+	snprintf(role, sizeof(role), "gateway %d", idx);
+	rc = start_listening(r, p, role, name, &a, port, attempts);
+	if (rc != 0)
+		return rc;
+	/* GET /healthz is forwarded to a replica: 200 means the gateway has
+	 * a healthy one to send requests to. */
+	return wait_ready(p, "/healthz");
+}
+
+static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
+                       const char *name)
+{
+	struct argv_buf a;
+	char out[PATH_LEN], err[PATH_LEN];
+
+	av_init(&a);
+	av_add(&a, "%s", r->o->redis_server);
+	av_add(&a, "--port");
+	av_add(&a, "%d", port);
+	av_add(&a, "--bind");
+	av_add(&a, "127.0.0.1");
+	av_add(&a, "--save");
+	av_add(&a, "%s", "");
+	av_add(&a, "--appendonly");
+	av_add(&a, "no");
+	av_add(&a, "--daemonize");
+	av_add(&a, "no");
+	av_add(&a, "--protected-mode");
+	av_add(&a, "yes");
+	log_path(r, out, sizeof(out), name, "out");
+	log_path(r, err, sizeof(err), name, "err");
+	if (mgw_bench_proc_spawn(p, "redis", a.v, out, err, 1) != 0)
+		return MGW_EIO;
+	p->port = port;
+	for (int i = 0; i < (int)(START_TIMEOUT_S / 0.05); i++) {
+		if (mgw_bench_redis_ping(port, 1.0) == 0) {
+			note_port(r, port);
+			return 0;
+		}
+		if (!mgw_bench_proc_running(p) || mgw_bench_sleep(0.05))
+			break;
+	}
+	mgw_bench_proc_stop(p, SIGTERM, 2.0);
+	return MGW_EIO;
+}
+
+/* redis-server cannot report a port it chose: take a free one and try
+ * again with another if it was taken in between. */
+static int start_first_redis(struct rep *r)
+{
+	for (int i = 0; i < 3; i++) {
+		int port = mgw_bench_free_port();
+
+		if (port <= 0)
+			continue;
+		r->redis_port = port;
+		if (start_redis(r, &r->redis, port, "redis") == 0)
+			return 0;
+	}
+	return MGW_EIO;
+}
+
+static int start_external(struct rep *r)
+{
+	struct mgw_bench_subst_vars v;
+	char err[256], edir[PATH_LEN], out[PATH_LEN], errf[PATH_LEN];
+	char *argv[] = { "/bin/sh", "-c", r->ext_cmd, NULL };
+
+	memset(&v, 0, sizeof(v));
+	if (pathf(edir, sizeof(edir), "%s/external", r->dir) != 0 ||
+	    mgw_bench_mkdirs(edir) != 0)
+		return MGW_EIO;
+	for (int i = 0; i < r->c->replicas; i++)
+		v.ports[i] = r->replica[i].port;
+	v.n_ports = r->c->replicas;
+	v.dir = edir;
+	v.listen_port = r->ext_port = mgw_bench_free_port();
+	if (r->ext_port <= 0)
+		return MGW_EIO;
+	if (mgw_bench_subst(r->o->external, &v, r->ext_cmd, sizeof(r->ext_cmd),
+	                    err, sizeof(err)) != 0) {
+		invalid(r, "--external: %s", err);
+		return MGW_EINVAL;
+	}
+	log_path(r, out, sizeof(out), "external", "out");
+	log_path(r, errf, sizeof(errf), "external", "err");
+	if (mgw_bench_proc_spawn(&r->external, "external", argv, out, errf, 1) != 0)
+		return MGW_EIO;
+	r->external.port = r->ext_port;
+	note_port(r, r->ext_port);
+	/* ready when it forwards a health check to a replica */
+	if (wait_ready(&r->external, "/healthz") != 0) {
+		invalid(r, "the external proxy did not answer GET /healthz with "
+		        "200 on 127.0.0.1:%d within %.0f s (%s)", r->ext_port,
+		        START_TIMEOUT_S,
+		        mgw_bench_proc_running(&r->external) ? "running"
+		                                             : "it exited");
+		return MGW_EIO;
+	}
+	return 0;
+}
+
+static int needs_redis(const struct mgw_bench_cell *c)
+{
+	return c->state == MGW_BENCH_STATE_REDIS || c->store == MGW_BENCH_STORE_REDIS;
+}
+
+static int start_fleet(struct rep *r)
+{
+	const struct mgw_bench_cell *c = r->c;
+	int rc;
+
+	if (needs_redis(c) && start_first_redis(r) != 0) {
+		invalid(r, "redis-server (%s) did not start or answer PING",
+		        r->o->redis_server);
+		return MGW_EIO;
+	}
+	for (int i = 0; i < c->replicas; i++) {
+		rc = start_backend(r, &r->replica[i], i + 1, 0, NULL);
+		if (rc != 0) {
+			invalid(r, "replica %d did not start: %s (see %s/replica%d.err)",
+			        i + 1, mgw_strerror(rc), r->rel_logs, i + 1);
+			return rc;
+		}
+	}
+	r->n_gateways = c->path == MGW_BENCH_GATEWAY ? 1
+	                : c->path == MGW_BENCH_GATEWAY_HA ? 2 : 0;
+	for (int i = 0; i < r->n_gateways; i++) {
+		rc = start_gateway(r, &r->gateway[i], i + 1, 0, NULL);
+		if (rc != 0) {
+			invalid(r, "gateway %d did not start or pass GET /healthz: %s "
+			        "(see %s/gateway%d.err)", i + 1, mgw_strerror(rc),
+			        r->rel_logs, i + 1);
+			return rc;
+		}
+	}
+	if (c->path == MGW_BENCH_EXTERNAL && (rc = start_external(r)) != 0) {
+		invalid(r, "the external proxy did not start: %s", mgw_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
+static void pick_victim(struct rep *r)
+{
+	switch (r->c->victim) {
+	case MGW_BENCH_VICTIM_REPLICA:
+		r->victim = &r->replica[0];
+		r->victim_index = 1;
+		break;
+	case MGW_BENCH_VICTIM_GATEWAY:
+		r->victim = &r->gateway[0];
+		r->victim_index = 1;
+		break;
+	case MGW_BENCH_VICTIM_REDIS:
+		r->victim = &r->redis;
+		r->victim_index = 0;
+		break;
+	case MGW_BENCH_VICTIM_NONE:
+		r->victim = NULL;
+		break;
+	}
+}
+
+/* ---- the load client ---------------------------------------------------- */
+
+static int start_load(struct rep *r, const char *json_path)
+{
+	const struct mgw_bench_cell *c = r->c;
+	struct argv_buf a;
+	char out[PATH_LEN], err[PATH_LEN], url[64];
+	size_t i;
+	json_t *t;
+
+	r->targets = json_array();
+	switch (c->path) {
+	case MGW_BENCH_DIRECT:
+		for (int k = 0; k < c->replicas; k++) {
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp",
+			         r->replica[k].port);
+			json_array_append_new(r->targets, json_string(url));
+		}
+		break;
+	case MGW_BENCH_GATEWAY:
+	case MGW_BENCH_GATEWAY_HA:
+		for (int k = 0; k < r->n_gateways; k++) {
+			snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp",
+			         r->gateway[k].port);
+			json_array_append_new(r->targets, json_string(url));
+		}
+		break;
+	case MGW_BENCH_EXTERNAL:
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/mcp", r->ext_port);
+		json_array_append_new(r->targets, json_string(url));
+		break;
+	}
+	av_init(&a);
+	av_add(&a, "%s", r->o->mcpgw);
+	av_add(&a, "load");
+	av_add(&a, "--quiet");
+	av_add(&a, "--json");
+	av_add(&a, "%s", json_path);
+	av_add(&a, "--dialect");
+	av_add(&a, "%s", mgw_bench_era_name(c->era));
+	av_add(&a, "--rate");
+	av_add(&a, "%g", c->offered_rps);
+	av_add(&a, "--duration");
+	av_add(&a, "%g", c->duration_s);
+	av_add(&a, "--connection");
+	av_add(&a, "%s", mgw_bench_conn_name(c->conn));
+	av_add(&a, "--timeout");
+	av_add(&a, LOAD_TIMEOUT);
+	av_add(&a, "--log-level");
+	av_add(&a, "error");
+	if (r->o->concurrency > 0) {
+		av_add(&a, "--concurrency");
+		av_add(&a, "%d", r->o->concurrency);
+	}
+	json_array_foreach(r->targets, i, t) {
+		av_add(&a, "--target");
+		av_add(&a, "%s", json_string_value(t));
+	}
+	av_add(&a, "--tool");
+	if (c->state != MGW_BENCH_STATE_NONE) {
+		/* counter_create once, then counter_increment on the handle */
+		av_add(&a, "counter");
+	} else {
+		av_add(&a, "echo");
+		av_add(&a, "--arg");
+		av_add(&a, "text=mcpgw-bench");
+	}
+	r->load_cmd = av_join(&a);
+	log_path(r, out, sizeof(out), "load", "out");
+	log_path(r, err, sizeof(err), "load", "err");
+	if (mgw_bench_proc_spawn(&r->load, "load", a.v, out, err, 1) != 0)
+		return MGW_EIO;
+	/* t = 0 of the load report's timeline is its engine start, a few
+	 * milliseconds of process start-up after this instant: kill times
+	 * below are measured from here (doc/bench.md). */
+	r->t0_ns = mgw_now_ns();
+	clock_gettime(CLOCK_REALTIME, &r->t0_wall);
+	return 0;
+}
+
+/* ---- gateway counters ------------------------------------------------- */
+
+static int sum_numbers(const json_t *v, json_int_t *out)
+{
+	const char *k;
+	json_t *x;
+	int found = 0;
+
+	if (json_is_integer(v)) {
+		*out += json_integer_value(v);
+		return 1;
+	}
+	if (json_is_real(v)) {
+		*out += (json_int_t)json_real_value(v);
+		return 1;
+	}
+	if (json_is_object(v))
+		json_object_foreach((json_t *)v, k, x)
+			found |= sum_numbers(x, out);
+	return found;
+}
+
+int mgw_bench_stats_repins(const json_t *stats, json_int_t *out)
+{
+	static const char *const keys[] = { "repins", "re_pins", "repinned", NULL };
+	const json_t *scopes[2] = { json_object_get(stats, "sessions"), stats };
+
+	for (int s = 0; s < 2; s++) {
+		if (!json_is_object(scopes[s]))
+			continue;
+		for (int k = 0; keys[k]; k++) {
+			const json_t *v = json_object_get(scopes[s], keys[k]);
+			json_int_t sum = 0;
+
+			if (v && sum_numbers(v, &sum)) {
+				*out = sum;
+				return 0;
+			}
+		}
+	}
+	return MGW_ENOTFOUND;
+}
+
+/* Reads one gateway's counters into the record; adds its re-pins. */
+static void sample_gateway(struct rep *r, struct mgw_bench_proc *p,
+                           const char *when)
+{
+	char *body = NULL;
+	int status = 0;
+	json_t *st = NULL, *e;
+	json_int_t n = 0;
+
+	if (!mgw_bench_proc_running(p))
+		return;
+	if (mgw_bench_http_get(p->port, STATS_PATH, 5.0, &status, &body) == 0 &&
+	    status == 200)
+		st = json_loads(body, 0, NULL);
+	free(body);
+	e = json_pack("{s:s, s:i, s:s, s:o}", "role", p->role, "port", p->port,
+	              "when", when, "stats", st ? st : json_null());
+	if (e)
+		json_array_append_new(r->gw_stats, e);
+	if (st && mgw_bench_stats_repins(st, &n) == 0) {
+		r->repins += n;
+		r->have_repins = 1;
+	}
+}
+
+/* ---- the kill ------------------------------------------------------------ */
+
+static const char *sig_name(int sig)
+{
+	return sig == SIGTERM ? "TERM" : sig == SIGKILL ? "KILL" : "?";
+}
+
+/* Starts the victim's replacement on its port and waits for its health
+ * check; fills rec's "replacement". */
+static void replace_victim(struct rep *r, json_t *rec, int port)
+{
+	int attempts = 0, rc = MGW_EIO, healthy = 0;
+	double started_at = since_t0(r);
+	json_t *rp;
+
+	switch (r->c->victim) {
+	case MGW_BENCH_VICTIM_REPLICA:
+		rc = start_backend(r, &r->replacement, r->victim_index, port,
+		                   &attempts);
+		break;
+	case MGW_BENCH_VICTIM_GATEWAY:
+		rc = start_gateway(r, &r->replacement, r->victim_index, port,
+		                   &attempts);
+		break;
+	case MGW_BENCH_VICTIM_REDIS:
+		for (attempts = 1; attempts <= BIND_ATTEMPTS; attempts++) {
+			rc = start_redis(r, &r->replacement, port, "redis-new");
+			if (rc == 0 || mgw_bench_sleep(0.2))
+				break;
+		}
+		break;
+	case MGW_BENCH_VICTIM_NONE:
+		return;
+	}
+	healthy = rc == 0;
+	rp = json_pack("{s:i, s:o, s:i, s:b, s:o, s:s}",
+	               "pid", (int)r->replacement.pid,
+	               "started_at_s", secs(started_at),
+	               "start_attempts", attempts,
+	               "healthy", healthy,
+	               "healthy_at_s", healthy ? secs(since_t0(r)) : json_null(),
+	               "check", r->c->victim == MGW_BENCH_VICTIM_REDIS
+	                            ? "PING" : "GET /healthz 200");
+	json_object_set_new(rec, "replacement", rp);
+	if (!healthy) {
+		if (json_is_true(json_object_get(rec, "valid")))
+			json_object_set_new(rec, "reason", json_string(
+				"the replacement did not pass its health check"));
+		json_object_set_new(rec, "valid", json_false());
+		invalid(r, "the victim's replacement on port %d did not pass its "
+		        "health check: %s", port, mgw_strerror(rc));
+	}
+}
+
+/* Kills the victim, verifies the kill and starts the replacement.  The
+ * record goes to r->kills. */
+static void kill_victim(struct rep *r)
+{
+	struct mgw_bench_proc *v = r->victim;
+	int sig = r->o->kill_signal, port = v->port, landed = 0, refused = 0;
+	int cerr, expected = 0;
+	char st[64] = "", why[256] = "";
+	double at = 0, reaped_at = NAN;
+	json_t *rec;
+
+	if (r->c->victim == MGW_BENCH_VICTIM_GATEWAY)
+		sample_gateway(r, v, "before the kill");
+	rec = json_object();
+	json_object_set_new(rec, "victim", json_string(v->role));
+	json_object_set_new(rec, "pid", json_integer(v->pid));
+	json_object_set_new(rec, "port", json_integer(port));
+	json_object_set_new(rec, "signal", json_string(sig_name(sig)));
+	json_object_set_new(rec, "planned_at_s", secs(r->c->kill_at_s));
+	if (!mgw_bench_proc_running(v)) {
+		/* it died before we killed it: whatever the run shows after this
+		 * is not what a kill at kill_at does */
+		mgw_bench_status_str(v->status, st, sizeof(st));
+		at = since_t0(r);
+		json_object_set_new(rec, "alive_before", json_false());
+		snprintf(why, sizeof(why), "the victim (%s) had already exited "
+		         "before the kill (%s)", v->role, st);
+	} else {
+		json_object_set_new(rec, "alive_before", json_true());
+		at = since_t0(r);
+		json_object_set_new(rec, "wall", now_iso());
+		if (mgw_bench_proc_signal(v, sig) != 0)
+			snprintf(why, sizeof(why), "kill(%d, SIG%s) failed: %s",
+			         (int)v->pid, sig_name(sig), strerror(errno));
+		if (mgw_bench_proc_wait(v, KILL_REAP_S) != 0) {
+			if (!why[0])
+				snprintf(why, sizeof(why), "the victim did not exit "
+				         "within %.0f s of SIG%s", KILL_REAP_S,
+				         sig_name(sig));
+			mgw_bench_proc_stop(v, SIGKILL, 1.0);
+		} else {
+			reaped_at = since_t0(r);
+		}
+		mgw_bench_status_str(v->status, st, sizeof(st));
+		/* SIGKILL cannot be caught; SIGTERM is a graceful stop for
+		 * every component, which ends with exit status 0 */
+		if (sig == SIGKILL)
+			expected = WIFSIGNALED(v->status) && WTERMSIG(v->status) == SIGKILL;
+		else
+			expected = (WIFSIGNALED(v->status) &&
+			            WTERMSIG(v->status) == SIGTERM) ||
+			           (WIFEXITED(v->status) && WEXITSTATUS(v->status) == 0);
+		if (!why[0] && !expected)
+			snprintf(why, sizeof(why), "the victim was reaped %s, not "
+			         "by SIG%s", st, sig_name(sig));
+		landed = !why[0];
+	}
+	json_object_set_new(rec, "at_s", secs(at));
+	json_object_set_new(rec, "reaped_at_s", isnan(reaped_at)
+	                                          ? json_null() : secs(reaped_at));
+	json_object_set_new(rec, "status", json_string(st));
+	json_object_set_new(rec, "reaped_with_signal", json_boolean(landed));
+	cerr = mgw_bench_connect_errno(port, 1.0);
+	refused = cerr == ECONNREFUSED;
+	json_object_set_new(rec, "connect", json_string(cerr ? strerror(cerr)
+	                                                     : "accepted"));
+	json_object_set_new(rec, "refused", json_boolean(refused));
+	if (!why[0] && !refused)
+		snprintf(why, sizeof(why), "a connect to the victim's port %d was "
+		         "not refused after the kill (%s)", port,
+		         cerr ? strerror(cerr) : "accepted");
+	json_object_set_new(rec, "valid", json_boolean(!why[0]));
+	json_object_set_new(rec, "reason", why[0] ? json_string(why) : json_null());
+	if (why[0])
+		invalid(r, "kill did not land: %s", why);
+	/* like Kubernetes: the successor becomes ready some time after the
+	 * old pod died */
+	if (!mgw_bench_interrupted) {
+		double wait = at + r->env->readiness_delay_s - since_t0(r);
+
+		if (wait > 0)
+			mgw_bench_sleep(wait);
+		if (!mgw_bench_interrupted)
+			replace_victim(r, rec, port);
+	}
+	json_array_append_new(r->kills, rec);
+}
+
+/* ---- teardown and the record ---------------------------------------------- */
+
+static void proc_json(json_t *arr, struct mgw_bench_proc *p, const char *stop)
+{
+	char st[64];
+
+	if (p->pid <= 0)
+		return;
+	json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:s, s:s?}",
+		"role", p->role, "pid", (int)p->pid, "port", p->port,
+		"exit", p->reaped ? mgw_bench_status_str(p->status, st, sizeof(st))
+		                  : "running",
+		"stopped", stop));
+}
+
+/* Every process that was not meant to die must still run at the end. */
+static void check_survivors(struct rep *r)
+{
+	struct mgw_bench_proc *all[MGW_BENCH_MAX_REPLICAS + 5];
+	size_t n = 0;
+	char st[64];
+
+	all[n++] = &r->redis;
+	for (int i = 0; i < r->c->replicas; i++)
+		all[n++] = &r->replica[i];
+	for (int i = 0; i < r->n_gateways; i++)
+		all[n++] = &r->gateway[i];
+	all[n++] = &r->external;
+	all[n++] = &r->replacement;
+	for (size_t i = 0; i < n; i++) {
+		struct mgw_bench_proc *p = all[i];
+
+		if (p == r->victim || p->pid <= 0)
+			continue;
+		if (!mgw_bench_proc_running(p))
+			invalid(r, "%s exited during the run (%s; see %s)", p->role,
+			        mgw_bench_status_str(p->status, st, sizeof(st)),
+			        r->rel_logs);
+	}
+}
+
+/* Stops the fleet front to back, so nothing in front of a replica
+ * reports its stop as a failure; records each exit. */
+static void stop_fleet(struct rep *r, json_t *procs)
+{
+	struct mgw_bench_proc *order[MGW_BENCH_MAX_REPLICAS + 6];
+	size_t n = 0;
+
+	order[n++] = &r->load;
+	order[n++] = &r->external;
+	for (int i = 0; i < r->n_gateways; i++)
+		order[n++] = &r->gateway[i];
+	if (r->c->victim == MGW_BENCH_VICTIM_GATEWAY)
+		order[n++] = &r->replacement;
+	for (int i = 0; i < r->c->replicas; i++)
+		order[n++] = &r->replica[i];
+	if (r->c->victim == MGW_BENCH_VICTIM_REPLICA)
+		order[n++] = &r->replacement;
+	order[n++] = &r->redis;
+	if (r->c->victim == MGW_BENCH_VICTIM_REDIS)
+		order[n++] = &r->replacement;
+	for (size_t i = 0; i < n; i++) {
+		struct mgw_bench_proc *p = order[i];
+		const char *how = NULL;
+
+		if (p->pid <= 0)
+			continue;
+		if (!p->reaped)
+			how = mgw_bench_proc_stop(p, SIGTERM, STOP_GRACE_S) == 0
+			          ? "SIGTERM" : "SIGKILL after the grace time";
+		proc_json(procs, p, how);
+		mgw_bench_proc_unregister(p);
+	}
+}
+
+static json_t *conditions(const struct mgw_bench_cell *c)
+{
+	const char *st = mgw_bench_state_name(c->state),
+	           *store = mgw_bench_store_name(c->store),
+	           *vic = mgw_bench_victim_name(c->victim);
+
+	return json_pack("{s:s, s:s, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, s:o}",
+	                 "path", mgw_bench_path_name(c->path),
+	                 "era", mgw_bench_era_name(c->era),
+	                 "replicas", c->replicas,
+	                 "connection", mgw_bench_conn_name(c->conn),
+	                 "state", st, "session_store", store, "victim", vic,
+	                 "offered_rps", secs(c->offered_rps),
+	                 "duration_s", secs(c->duration_s),
+	                 "kill_at_s", c->victim ? secs(c->kill_at_s) : json_null());
+}
+
+int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
+                      int rep, const json_t *cooldown, json_t **out, char *rel,
+                      size_t rel_len)
+{
+	const struct mgw_bench_opts *o = env->o;
+	struct rep *r;
+	char load_json[PATH_LEN], path[PATH_LEN], runs_dir[PATH_LEN], st[64];
+	json_t *rec = NULL, *procs = NULL, *load = NULL;
+	int rc = MGW_EIO, loaded_ok;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return MGW_ENOMEM;
+	r->env = env;
+	r->o = o;
+	r->c = c;
+	r->rep = rep;
+	r->valid = 1;
+	r->kills = json_array();
+	r->gw_stats = json_array();
+	procs = json_array();
+	if (pathf(r->rel_logs, sizeof(r->rel_logs), "logs/%s/%s-r%02d",
+	          mgw_bench_scene_name(c->scene), c->slug, rep) != 0 ||
+	    pathf(r->dir, sizeof(r->dir), "%s/%s", o->out_dir, r->rel_logs) != 0 ||
+	    pathf(runs_dir, sizeof(runs_dir), "%s/runs/%s", o->out_dir,
+	          mgw_bench_scene_name(c->scene)) != 0 ||
+	    pathf(rel, rel_len, "runs/%s/%s-r%02d.json",
+	          mgw_bench_scene_name(c->scene), c->slug, rep) != 0 ||
+	    pathf(path, sizeof(path), "%s/%s", o->out_dir, rel) != 0)
+		goto fail;
+	if (mgw_bench_mkdirs(r->dir) != 0 || mgw_bench_mkdirs(runs_dir) != 0)
+		goto fail;
+	log_path(r, load_json, sizeof(load_json), "load", "json");
+
+	if (start_fleet(r) == 0) {
+		pick_victim(r);
+		if (o->test_prekill && r->victim) {
+			/* test aid: the victim dies now, unseen, so that the kill
+			 * at kill_at finds it dead (doc/bench.md) */
+			mgw_bench_proc_signal(r->victim, SIGKILL);
+			mgw_bench_sleep(0.1);
+		}
+		if (start_load(r, load_json) != 0) {
+			invalid(r, "the load client could not be started");
+		} else {
+			if (r->victim) {
+				while (since_t0(r) < c->kill_at_s && !mgw_bench_interrupted &&
+				       mgw_bench_proc_running(&r->load))
+					mgw_bench_sleep(fmin(0.01, c->kill_at_s - since_t0(r)));
+				if (!mgw_bench_proc_running(&r->load))
+					invalid(r, "the load client ended before the kill "
+					        "(%s)", mgw_bench_status_str(r->load.status, st,
+					                                      sizeof(st)));
+				else if (!mgw_bench_interrupted)
+					kill_victim(r);
+			}
+			while (!mgw_bench_interrupted &&
+			       mgw_bench_proc_wait(&r->load, 0.2) != 0 &&
+			       since_t0(r) < c->duration_s + LOAD_SLACK_S)
+				;
+			if (mgw_bench_proc_running(&r->load)) {
+				/* SIGINT: the load client writes what it has */
+				mgw_bench_proc_signal(&r->load, SIGINT);
+				if (mgw_bench_proc_wait(&r->load, 10.0) != 0)
+					mgw_bench_proc_stop(&r->load, SIGKILL, 2.0);
+				invalid(r, "the load client did not finish within %.0f s "
+				        "of its duration", LOAD_SLACK_S);
+			}
+			for (int i = 0; i < r->n_gateways; i++)
+				if (&r->gateway[i] != r->victim)
+					sample_gateway(r, &r->gateway[i], "after the run");
+			if (r->c->victim == MGW_BENCH_VICTIM_GATEWAY)
+				sample_gateway(r, &r->replacement, "after the run");
+			check_survivors(r);
+		}
+	}
+	if (mgw_bench_interrupted) {
+		rc = MGW_ECLOSED;
+		stop_fleet(r, procs);
+		goto fail;
+	}
+	stop_fleet(r, procs);
+
+	load = r->load.pid > 0 ? json_load_file(load_json, 0, NULL) : NULL;
+	loaded_ok = json_is_object(json_object_get(load, "total"));
+	if (r->load.pid > 0) {
+		if (!r->load.reaped || !WIFEXITED(r->load.status) ||
+		    (WEXITSTATUS(r->load.status) != 0 && !loaded_ok))
+			invalid(r, "the load client %s",
+			        mgw_bench_status_str(r->load.status, st, sizeof(st)));
+		else if (!loaded_ok)
+			invalid(r, "the load client wrote no report");
+		else if (json_is_true(json_object_get(load, "interrupted")))
+			invalid(r, "the load run was interrupted");
+	}
+	if (r->load.pid > 0 && loaded_ok)
+		unlink(load_json); /* it lives on inside the record */
+
+	{
+		char started[40] = "";
+
+		if (r->t0_ns)
+			iso_time(&r->t0_wall, started, sizeof(started));
+		rec = json_pack("{s:s, s:s, s:s, s:i, s:b, s:s?, s:s?, s:o, s:O?, "
+		                "s:s?, s:s, s:o, s:o, s:o, s:o, s:o, s:O?, s:s}",
+			"scene", mgw_bench_scene_name(c->scene),
+			"cell", c->name,
+			"slug", c->slug,
+			"rep", rep,
+			"valid", r->valid,
+			"invalid_reason", r->valid ? NULL : r->reason,
+			"load_started_at", started[0] ? started : NULL,
+			"conditions", conditions(c),
+			"targets", r->targets,
+			"load_command", r->load_cmd,
+			"clock", "kill and replacement times (at_s, *_at_s) are "
+			         "seconds since the bench started the load client; "
+			         "the load report's timeline t counts from its "
+			         "engine start, a few ms later",
+			"kills", r->kills,
+			"repins", r->have_repins ? json_integer(r->repins) : json_null(),
+			"gateway_stats", r->gw_stats,
+			"processes", procs,
+			"load_exit", json_string(r->load.pid > 0
+			                             ? mgw_bench_status_str(r->load.status,
+			                                                    st, sizeof(st))
+			                             : "not started"),
+			"cooldown", cooldown,
+			"logs", r->rel_logs);
+	}
+	r->kills = r->gw_stats = procs = NULL;
+	if (!rec)
+		goto fail;
+	if (r->external.pid > 0)
+		json_object_set_new(rec, "external_command", json_string(r->ext_cmd));
+	json_object_set_new(rec, "load", load ? load : json_null());
+	load = NULL;
+	if (mgw_bench_write_json(rec, path) != 0)
+		goto fail;
+	*out = rec;
+	rec = NULL;
+	rc = 0;
+fail:
+	json_decref(rec);
+	json_decref(load);
+	json_decref(procs);
+	json_decref(r->kills);
+	json_decref(r->gw_stats);
+	json_decref(r->targets);
+	free(r->load_cmd);
+	free(r);
+	return rc;
+}
+
+json_t *mgw_bench_cooldown(const struct mgw_bench_env *env, int threshold,
+                           double max_s)
+{
+	uint64_t start = mgw_now_ns();
+	size_t before = mgw_bench_timewait_count(env->ports, env->n_ports), now;
+	double waited = 0;
+
+	now = before;
+	while ((int)now >= threshold && waited < max_s) {
+		if (mgw_bench_sleep(fmin(1.0, max_s - waited)))
+			break;
+		waited = (double)(mgw_now_ns() - start) / 1e9;
+		now = mgw_bench_timewait_count(env->ports, env->n_ports);
+	}
+	return json_pack("{s:i, s:I, s:I, s:o, s:b}", "threshold", threshold,
+	                 "time_wait_before", (json_int_t)before,
+	                 "time_wait_after", (json_int_t)now,
+	                 "waited_s", secs(waited),
+	                 "timed_out", (int)now >= threshold);
+}
