@@ -668,7 +668,11 @@ static int sum_numbers(const json_t *v, json_int_t *out)
 
 int mgw_bench_stats_repins(const json_t *stats, json_int_t *out)
 {
-	static const char *const keys[] = { "repins", "re_pins", "repinned", NULL };
+	/* "repinned": sessions a replay moved to another replica (what the
+	 * table calls re-pins); the others are re-pins begun, for gateways
+	 * that count only those */
+	static const char *const keys[] = { "repinned", "repins_total", "repins",
+		                            NULL };
 	const json_t *scopes[2] = { json_object_get(stats, "sessions"), stats };
 
 	for (int s = 0; s < 2; s++) {

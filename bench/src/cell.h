@@ -46,9 +46,10 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 json_t *mgw_bench_cooldown(const struct mgw_bench_env *env, int threshold,
                            double max_s);
 
-/* The re-pins a gateway's counters (GET /mcpgw/stats) report: the number
- * (or the sum of the numbers, when it is counted per reason) under
- * "repins" / "re_pins" / "repinned", looked up in "sessions" first.
+/* The re-pins a gateway's counters (GET /mcpgw/stats) report: the first
+ * of "repinned" (sessions moved to another replica by a replay),
+ * "repins_total", "repins" (a number, or an object whose numbers are
+ * summed: re-pins begun by reason), looked up in "sessions" first.
  * Returns 0 and *out, or MGW_ENOTFOUND. */
 int mgw_bench_stats_repins(const json_t *stats, json_int_t *out);
 

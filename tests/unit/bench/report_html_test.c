@@ -41,12 +41,16 @@ static void write_file(const char *dir, const char *rel, json_t *o)
 	json_decref(o);
 }
 
-/* A load report of secs seconds at rate ok/s, failing lost requests in
- * second lost_at (none when lost_at < 0), with the given kill records. */
+/* A run record (doc/bench.md) of secs seconds at rate ok/s, failing
+ * lost requests in second lost_at (none when lost_at < 0), with the given
+ * kill records; valid as the bench judged the repetition. */
 static json_t *load_run(int secs, int rate, int lost_at, int lost,
                         json_t *kills)
 {
 	json_t *tl = json_array();
+	int valid = 1;
+	size_t i;
+	json_t *k;
 
 	for (int t = 0; t < secs; t++)
 		json_array_append_new(tl, json_pack(
@@ -55,8 +59,12 @@ static json_t *load_run(int secs, int rate, int lost_at, int lost,
 		        t == lost_at ? lost : 0, "session_lost",
 		        t == lost_at ? lost : 0, "handle_lost", 0, "p50_ms", 1.2,
 		        "p99_ms", 3.4));
-	return json_pack("{s:s, s:s, s:o, s:o*}", "version", "0.1",
-	                 "dialect", "legacy", "timeline", tl, "kills", kills);
+	json_array_foreach(kills, i, k)
+		valid &= json_is_true(json_object_get(k, "valid"));
+	return json_pack("{s:s, s:b, s:o, s:{s:s, s:s, s:o}}", "scene",
+	                 "pod-kill", "valid", valid, "kills",
+	                 kills ? kills : json_array(), "load", "version", "0.1",
+	                 "dialect", "legacy", "timeline", tl);
 }
 
 static json_t *cell(const char *name, double med, double lo, double hi,
@@ -246,12 +254,15 @@ static void assert_well_formed(const char *html)
  * empty scene. */
 static json_t *make_report(const struct fixture *fx)
 {
-	json_t *kill20 = json_pack("[{s:s, s:s, s:f, s:b}]", "target",
-	                           "replica-1", "signal", "KILL", "t_s", 20.25,
-	                           "valid", 1);
-	json_t *dead = json_pack("[{s:s, s:f, s:b}]", "target", "replica-1",
-	                         "t_s", 20.0, "valid", 0);
-	json_t *scale, *kill, *empty;
+	json_t *kill20 = json_pack("[{s:s, s:s, s:f, s:f, s:b, s:{s:b, s:f}}]",
+	                           "victim", "replica-1", "signal", "KILL",
+	                           "planned_at_s", 20.0, "at_s", 20.25, "valid",
+	                           1, "replacement", "healthy", 1,
+	                           "healthy_at_s", 22.5);
+	json_t *dead = json_pack("[{s:s, s:f, s:b, s:s}]", "victim", "replica-1",
+	                         "at_s", 20.0, "valid", 0, "reason",
+	                         "the victim had already exited");
+	json_t *scale, *kill, *empty, *dead_cell;
 
 	write_file(fx->dir, "runs/s1.json", load_run(10, 200, -1, 0, NULL));
 	write_file(fx->dir, "runs/k1.json",
@@ -260,12 +271,22 @@ static json_t *make_report(const struct fixture *fx)
 	           load_run(30, 100, 21, 5, json_deep_copy(kill20)));
 	write_file(fx->dir, "runs/g1.json", load_run(30, 100, -1, 0, kill20));
 	write_file(fx->dir, "runs/bad.json", load_run(30, 100, -1, 0, dead));
+	dead_cell = cell("victim already dead", 100, 100, 100,
+	                 json_pack("[s]", "runs/bad.json"));
+	json_object_set_new(dead_cell, "valid", json_integer(0));
+	json_object_set_new(dead_cell, "invalid", json_pack("[{s:s, s:s}]",
+	        "run", "runs/bad.json", "reason",
+	        "the victim <replica-1> had already exited"));
 	scale = json_pack("{s:s, s:[o, o]}", "scene", "scale-out", "cells",
 	                  cell("legacy direct 1 replica", 199.5, 198, 200,
 	                       json_pack("[s]", "runs/s1.json")),
 	                  cell("legacy gateway 1 replica", 80, 70, 90,
 	                       json_pack("[s]", "runs/s1.json")));
-	kill = json_pack("{s:s, s:[o, o, o, o]}", "scene", "pod-kill", "cells",
+	kill = json_pack("{s:s, s:s, s:f, s:f, s:i, s:f, s:s, s:f, s:[o, o, o, o]}",
+	                 "scene", "pod-kill", "title", "Pod kill <M3>",
+	                 "offered_rps", 100.0, "duration_s", 30.0, "reps", 3,
+	                 "kill_at_s", 20.0, "kill_signal", "KILL",
+	                 "readiness_delay_s", 2.0, "cells",
 	                 cell(EVIL, 99, 97, 100,
 	                      json_pack("[s, s]", "runs/k1.json",
 	                                "runs/k2.json")),
@@ -274,8 +295,7 @@ static json_t *make_report(const struct fixture *fx)
 	                 cell("lost files", 100, 100, 100,
 	                      json_pack("[s, s]", "runs/none1.json",
 	                                "runs/none2.json")),
-	                 cell("victim already dead", 100, 100, 100,
-	                      json_pack("[s]", "runs/bad.json")));
+	                 dead_cell);
 	empty = json_pack("{s:s, s:[]}", "scene", "redis-outage", "cells");
 	return json_pack("{s:{s:s, s:i}, s:{s:s, s:s}, s:s, s:[o, o, o]}",
 	                 "machine", "cpu", "Test CPU <fast> & cheap", "cores",
@@ -322,6 +342,14 @@ static void test_one_svg_per_chart(void **state)
 	/* both runs of the first kill cell killed at 20.25 s: one marker */
 	assert_int_equal(count(html, "class=\"kill\""), 2);
 	assert_non_null(strstr(html, "kill at 20.25 s"));
+	assert_int_equal(count(html, "class=\"ready\""), 2);
+	assert_non_null(strstr(html, "replacement healthy at 22.50 s"));
+	/* the scene's conditions, as report.md words them */
+	assert_non_null(strstr(html, "<p>Pod kill &lt;M3&gt;. Offered 100 rps "
+	                             "(open loop) for 30 s per run, 3 "
+	                             "repetitions per cell; SIGKILL at 20 s, "
+	                             "the replacement started 2 s later on the "
+	                             "same port.</p>"));
 	/* the mean failures of the two runs: 37/2 in second 20, 5/2 in 21 */
 	assert_non_null(strstr(html, "t=20 s: 18.50 failures/s"));
 	assert_non_null(strstr(html, "t=21 s: 2.50 failures/s"));
@@ -367,9 +395,16 @@ static void test_empty_and_missing(void **state)
 	assert_non_null(strstr(html, "<h2>redis-outage</h2>\n<p class=\"small\">"
 	                             "No cells.</p>"));
 	assert_non_null(strstr(html, "lost files: 2 of 2 run files missing or "
-	                             "unreadable; no per-second chart."));
+	                             "unreadable.</p>"));
 	/* a kill that did not land is not drawn as a run without losses */
 	assert_null(strstr(html, "victim already dead: successes"));
+	assert_non_null(strstr(html, "victim already dead: no per-second chart, "
+	                             "no valid repetition (1 invalid"));
+	/* and it is listed with its reason under the table */
+	assert_non_null(strstr(html, "<li>victim already dead (<code>runs/bad.json"
+	                             "</code>): the victim &lt;replica-1&gt; had "
+	                             "already exited</li>"));
+	assert_non_null(strstr(html, "<td>0&#8224;</td>"));
 	free(html);
 	json_decref(r);
 
