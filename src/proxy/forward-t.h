@@ -12,6 +12,7 @@
 #include "http/client-t.h"
 #include "proxy/errors-t.h"
 #include "proxy/route-t.h"
+#include "proxy/stateful-t.h"
 #include "proxy/upstream-t.h"
 
 /* Counters of one worker (only grow; read from the worker's thread or
@@ -39,6 +40,9 @@ struct mgw_fwd {
 	struct mgw_client **clients;         /* owned, one per group */
 	struct mgw_client_origin ***origins; /* owned, [group][server] */
 	size_t live;                         /* requests in progress */
+	struct mgw_sf *sf;                   /* owned: the stateful path
+	                                      * (modes stateful and auto), or
+	                                      * NULL */
 	struct mgw_fwd_stats st;
 };
 

@@ -3,7 +3,9 @@
  * choice, forwarding through the client layer, streaming the answer back
  * with backpressure, retries that are provably safe, and one access log
  * line per request.  See forward.h for the contract and doc/serve.md for
- * the behaviour as users see it.
+ * the behaviour as users see it.  In modes stateful and auto the requests
+ * mgw_sf_claims are handed to the stateful path (stateful.c) right after
+ * classification; GET /mcpgw/stats is answered here (admin.c).
  *
  * One struct fwd_req lives exactly as long as its client exchange: it is
  * freed when the answer is complete (respond / stream_end / stream_abort)
@@ -26,10 +28,12 @@
 #include "mcp/era.h"
 #include "mcp/jsonrpc.h"
 #include "mcp/sep2243.h"
+#include "proxy/admin.h"
 #include "proxy/errors.h"
 #include "proxy/forward.h"
 #include "proxy/retry.h"
 #include "proxy/route.h"
+#include "proxy/stateful.h"
 #include "proxy/upstream.h"
 #include "util/time.h"
 
@@ -394,9 +398,8 @@ static const char *hash_key(const struct fwd_req *q, size_t *len)
 	return v;
 }
 
-/* Path prefix of the server, then the client's target. */
-static char *upstream_target(const struct mgw_upstream_server *s,
-                             const char *target)
+char *mgw_fwd_upstream_target(const struct mgw_upstream_server *s,
+                              const char *target)
 {
 	size_t pl = strlen(s->path_prefix), tl = strlen(target);
 	char *t;
@@ -477,7 +480,7 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 		q->tried[q->n_tried++] = s;
 		q->attempts++;
 		q->last_server = s->name;
-		target = upstream_target(s, mgw_http_target(q->x));
+		target = mgw_fwd_upstream_target(s, mgw_http_target(q->x));
 		if (!target) {
 			fail_req(q, MGW_PERR_INTERNAL, NULL);
 			return -1;
@@ -524,8 +527,7 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 	}
 }
 
-/* 1 when the Content-Length value is a plain number no larger than max. */
-static int small_length(const char *v, size_t max, size_t *out)
+int mgw_fwd_small_length(const char *v, size_t max, size_t *out)
 {
 	size_t n = 0;
 
@@ -542,7 +544,7 @@ static int small_length(const char *v, size_t max, size_t *out)
 	return 1;
 }
 
-static int is_event_stream(const char *ctype)
+int mgw_fwd_is_event_stream(const char *ctype)
 {
 	while (ctype && (*ctype == ' ' || *ctype == '\t'))
 		ctype++;
@@ -664,9 +666,9 @@ static void on_up_head(struct mgw_client_req *r, int status,
 	q->status = status;
 	q->f->st.forwarded++;
 	if (mgw_headers_count(headers, "content-length") <= 1 &&
-	    !is_event_stream(mgw_headers_get(headers, "content-type")) &&
+	    !mgw_fwd_is_event_stream(mgw_headers_get(headers, "content-type")) &&
 	    (strcmp(method, "HEAD") == 0 || status == 204 || status == 304 ||
-	     small_length(mgw_headers_get(headers, "content-length"),
+	     mgw_fwd_small_length(mgw_headers_get(headers, "content-length"),
 	                  MGW_FWD_COLLECT_MAX, &len))) {
 		/* small and sized: one write with a Content-Length, and a
 		 * failure before its end can still become a clean 502 */
@@ -779,9 +781,7 @@ static void on_up_end(struct mgw_client_req *r, void *arg)
 	end_stream(q);
 }
 
-/* The gateway error for a failed attempt when nothing reached the
- * client. */
-static enum mgw_proxy_error error_kind(const struct mgw_client_error *e)
+enum mgw_proxy_error mgw_fwd_error_kind(const struct mgw_client_error *e)
 {
 	switch (e->cls) {
 	case MGW_CLIENT_E_TIMEOUT:
@@ -796,12 +796,8 @@ static enum mgw_proxy_error error_kind(const struct mgw_client_error *e)
 	}
 }
 
-/* The message of a gateway error built from a client-layer failure.
- * Timeouts name which one (the client layer's static "first-byte
- * timeout" and the like); other classes get a fixed phrase, so that no
- * upstream address or system detail reaches the client. */
-static void describe(const struct mgw_client_error *e, enum mgw_proxy_error kind,
-                     char *buf, size_t len)
+void mgw_fwd_describe_error(const struct mgw_client_error *e,
+                            enum mgw_proxy_error kind, char *buf, size_t len)
 {
 	const char *what;
 
@@ -827,7 +823,7 @@ static void on_up_error(struct mgw_client_req *r,
 {
 	struct fwd_req *q = arg;
 	struct mgw_upstream_server *s = q->srv;
-	enum mgw_proxy_error kind = error_kind(e);
+	enum mgw_proxy_error kind = mgw_fwd_error_kind(e);
 	char detail[200];
 	struct mgw_log_ctx ctx;
 	uint64_t now = mgw_now_ms();
@@ -853,7 +849,7 @@ static void on_up_error(struct mgw_client_req *r,
 		                                         : "upstream failed mid-response");
 		return;
 	}
-	describe(e, kind, detail, sizeof(detail));
+	mgw_fwd_describe_error(e, kind, detail, sizeof(detail));
 	if (q->mode == RESP_NONE && (e->flags & MGW_CLIENT_F_NOT_SENT) &&
 	    !(e->flags & MGW_CLIENT_F_RESP_BYTES) &&
 	    q->attempts <= q->route->conf->retries) {
@@ -901,6 +897,51 @@ static void reject_body(struct fwd_req *q)
 	finish_reply(q, &r, NULL);
 }
 
+/* Answers GET /mcpgw/stats (upstream states, and in stateful or auto
+ * mode the session counters) and frees q. */
+static void serve_stats(struct fwd_req *q)
+{
+	struct mgw_fwd *f = q->f;
+	struct mgw_proxy_reply r = {0};
+
+	if (mgw_admin_stats_body(f->ups, f->sf ? f->sf->sh : NULL, f->conf->mode,
+	                         &r.body, &r.len) != 0) {
+		fail_req(q, MGW_PERR_INTERNAL, NULL);
+		return;
+	}
+	r.status = 200;
+	r.content_type = "application/json";
+	q->note = "stats";
+	finish_reply(q, &r, NULL);
+}
+
+/* Gives a request that belongs to the stateful path to it: its route is
+ * matched here (legacy requests match on their path only), then q goes
+ * and the stateful path owns the exchange and the classification. */
+static void hand_over(struct fwd_req *q, enum mgw_era era)
+{
+	struct mgw_fwd *f = q->f;
+	struct mgw_http_exchange *x = q->x;
+	const struct mgw_route *route;
+	struct mgw_jrpc_msg m;
+	int have = q->have_msg, as_json = q->as_json;
+
+	route = mgw_routes_match(f->routes, mgw_http_path(x),
+	                         mgw_http_req_headers(x), era == MGW_ERA_IS_MODERN);
+	if (!route) {
+		fail_req(q, MGW_PERR_NO_ROUTE, NULL);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	if (have) {
+		m = q->msg;   /* moved: q no longer owns it */
+		q->have_msg = 0;
+	}
+	q->x = NULL;
+	req_free(q);
+	mgw_sf_handle(f->sf, x, route, &m, have, as_json);
+}
+
 void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 {
 	struct mgw_fwd *f = arg;
@@ -939,6 +980,18 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 	                                     mgw_http_req_header(x, "accept"),
 	                                     body_len);
 
+	if (strcmp(method, "GET") == 0 &&
+	    strcmp(mgw_http_path(x), MGW_FWD_STATS_PATH) == 0) {
+		serve_stats(q);
+		return;
+	}
+	era = mgw_mcp_detect_era(h, q->have_msg ? &q->msg : NULL);
+	if (f->sf && mgw_sf_claims(f->conf->mode, method, mgw_http_path(x), h,
+	                           q->have_msg ? &q->msg : NULL, era)) {
+		hand_over(q, era);
+		return;
+	}
+
 	if (mgw_fwd_is_mcp_endpoint(method, mgw_http_path(x), h)) {
 		struct mgw_headers allow;
 		struct mgw_proxy_reply r;
@@ -959,7 +1012,6 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 		return;
 	}
 
-	era = mgw_mcp_detect_era(h, q->have_msg ? &q->msg : NULL);
 	/* Mcp-Method / Mcp-Name are trusted for routing only on requests of a
 	 * header-validating version (streamable-http "Server Validation"). */
 	q->route = mgw_routes_match(f->routes, mgw_http_path(x), h,
@@ -1083,12 +1135,24 @@ fail:
 	return NULL;
 }
 
+int mgw_fwd_enable_stateful(struct mgw_fwd *f, struct mgw_sf_shared *sh,
+                            char *err, size_t errlen)
+{
+	if (f->sf)
+		return MGW_EINVAL;
+	f->sf = mgw_sf_new(sh, f, err, errlen);
+	return f->sf ? 0 : MGW_ENOMEM;
+}
+
 void mgw_fwd_free(struct mgw_fwd *f)
 {
 	if (!f)
 		return;
 	if (f->live)
 		mgw_warn(NULL, "forwarder freed with %zu requests in progress", f->live);
+	/* before the clients: it cancels upstream requests of its own */
+	mgw_sf_free(f->sf);
+	f->sf = NULL;
 	for (size_t gi = 0; gi < f->n_groups; gi++) {
 		/* mgw_client_free frees the origins along with the client */
 		mgw_client_free(f->clients ? f->clients[gi] : NULL);

@@ -33,8 +33,11 @@
 
 #include "core/config-t.h"
 #include "http/server.h"
+#include "http/client-t.h"
+#include "proxy/errors-t.h"
 #include "proxy/forward-t.h"
 #include "proxy/route-t.h"
+#include "proxy/stateful-t.h"
 #include "proxy/upstream-t.h"
 
 /* Collected answers: a response at most this large (by its Content-Length)
@@ -78,6 +81,41 @@ int mgw_fwd_refusal_body(int status, const struct mgw_headers *req,
  * health pages) are forwarded.  Exposed for tests. */
 int mgw_fwd_is_mcp_endpoint(const char *method, const char *path,
                             const struct mgw_headers *h);
+
+/* Turns the stateful path on for forwarder f (mode stateful or auto):
+ * builds the worker's part of it (mgw_sf_new) on f's loop; requests that
+ * mgw_sf_claims are handed to it from then on.  Main thread, before the
+ * worker starts.  Returns 0 or MGW_E* with a message in err. */
+int mgw_fwd_enable_stateful(struct mgw_fwd *f, struct mgw_sf_shared *sh,
+                            char *err, size_t errlen);
+
+/* The request-target sent to server s: the path prefix of its URL in
+ * front of the client's target (a target not starting with '/', such as
+ * "*", is sent as it is).  Returns a malloc'd string, NULL on no memory. */
+char *mgw_fwd_upstream_target(const struct mgw_upstream_server *s,
+                              const char *target);
+
+/* The gateway error for a failed upstream attempt whose failure has not
+ * reached the client: timeouts -32003, failures to connect -32002,
+ * everything else -32005. */
+enum mgw_proxy_error mgw_fwd_error_kind(const struct mgw_client_error *e);
+
+/* The message of such an error: a timeout names which one; other classes
+ * get a fixed phrase, so that no upstream address or system detail
+ * reaches the client.  Writes at most len bytes to buf. */
+void mgw_fwd_describe_error(const struct mgw_client_error *e,
+                            enum mgw_proxy_error kind, char *buf, size_t len);
+
+/* 1 when the Content-Length value v is a plain number no larger than max
+ * (*out gets it), else 0. */
+int mgw_fwd_small_length(const char *v, size_t max, size_t *out);
+
+/* 1 when a Content-Type value names text/event-stream. */
+int mgw_fwd_is_event_stream(const char *ctype);
+
+/* The path of the gateway's own statistics page (JSON, GET only), served
+ * on every listener in every mode; see doc/serve.md. */
+#define MGW_FWD_STATS_PATH "/mcpgw/stats"
 
 /* Builds in out (initialised by the caller) the header list to send
  * upstream from the client's list in (see the top of this file).  peer is

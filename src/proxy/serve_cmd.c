@@ -26,8 +26,10 @@
 #include "modules/redis_store/redis_store.h"
 #endif
 #include "net/tls.h"
+#include "proxy/forward.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
+#include "proxy/stateful.h"
 #include "proxy/upstream.h"
 #include "proxy/worker.h"
 #include "util/parse.h"
@@ -272,6 +274,35 @@ static int apply_flags(struct mgw_config *cfg, const struct flags *f)
 	return 0;
 }
 
+/* In stateful and auto modes the replicas speak the legacy protocol (or
+ * both): the default active probe, a modern server/discover request, is
+ * refused by a legacy-only server (it needs a session), which would take
+ * every replica out of service.  A group whose probe was left at that
+ * default is probed with a TCP connect instead; an HTTP probe the
+ * replicas answer (GET /healthz, say) can be configured under health:. */
+static void legacy_probes(struct mgw_config *cfg)
+{
+	struct mgw_serve_conf *s = &cfg->serve;
+
+	if (s->mode == MGW_MODE_STATELESS)
+		return;
+	for (size_t gi = 0; gi < s->n_upstreams; gi++) {
+		struct mgw_health_conf *h = &s->upstreams[gi].health;
+
+		if (!h->enabled || h->type != MGW_PROBE_HTTP || h->path ||
+		    h->n_headers || h->expect_status != 200 || !h->method ||
+		    strcmp(h->method, "POST") != 0 || !h->body ||
+		    strcmp(h->body, mgw_config_default_probe_body) != 0)
+			continue;
+		h->type = MGW_PROBE_TCP;
+		mgw_info(NULL, "upstream '%s': health probe is a TCP connect in "
+		         "%s mode (the default HTTP probe is a modern request that "
+		         "legacy servers refuse); configure health: for an HTTP "
+		         "probe", s->upstreams[gi].name,
+		         mgw_config_mode_name(s->mode));
+	}
+}
+
 /* ---- running ---------------------------------------------------------- */
 
 struct serve {
@@ -280,6 +311,7 @@ struct serve {
 	struct mgw_upstreams *ups;
 	struct mgw_routes *routes;
 	struct mgw_health *health;
+	struct mgw_sf_shared *sf;       /* stateful and auto modes */
 	struct mgw_worker **workers;
 	unsigned n_workers;
 	struct event *exited_ev;
@@ -381,6 +413,16 @@ static int start_listeners(struct serve *sv, const struct listen_spec *ls,
 	return 0;
 }
 
+static const char *store_name(enum mgw_session_store_conf s)
+{
+	switch (s) {
+	case MGW_SESSION_STORE_MEMORY: return "memory";
+	case MGW_SESSION_STORE_SEALED: return "sealed";
+	case MGW_SESSION_STORE_REDIS: return "redis";
+	default: return "?";
+	}
+}
+
 static unsigned default_workers(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -461,17 +503,8 @@ int mgw_serve_main(int argc, char **argv)
 		goto out;
 	}
 	mgw_log_set_level(level);
+	legacy_probes(sv.cfg);
 	mgw_log_set_access(sv.cfg->log_access || f.access_log);
-	if (sv.cfg->serve.mode != MGW_MODE_STATELESS) {
-		fprintf(stderr,
-		        "mcpgw serve: mode '%s' is not available yet: it needs the "
-		        "stateful session layer, which this release does not have; "
-		        "use mode stateless (modern requests, and legacy servers "
-		        "that do not keep sessions)\n",
-		        mgw_config_mode_name(sv.cfg->serve.mode));
-		rc = MGW_EXIT_USAGE;
-		goto out;
-	}
 	if (!sv.cfg->has_serve || sv.cfg->serve.n_upstreams == 0) {
 		rc = usage_error("no upstream: give --upstream URL or an upstreams: "
 		                 "section");
@@ -506,6 +539,16 @@ int mgw_serve_main(int argc, char **argv)
 	sv.exited_ev = event_new(sv.base, -1, 0, on_worker_exited, &sv);
 	if (!sv.exited_ev)
 		goto out;
+	if (sv.cfg->serve.mode != MGW_MODE_STATELESS) {
+		/* the session stores (expiry sweeps on the main loop) */
+		sv.sf = mgw_sf_shared_new(&sv.cfg->serve, sv.routes, sv.base, err,
+		                          sizeof(err));
+		if (!sv.sf) {
+			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
+			rc = MGW_EXIT_USAGE;
+			goto out;
+		}
+	}
 	sv.n_workers = sv.cfg->serve.workers ? sv.cfg->serve.workers
 	                                     : default_workers();
 	sv.workers = calloc(sv.n_workers, sizeof(*sv.workers));
@@ -517,6 +560,11 @@ int mgw_serve_main(int argc, char **argv)
 		                               sizeof(err));
 		if (!sv.workers[i]) {
 			fprintf(stderr, "mcpgw serve: %s\n", err);
+			goto out;
+		}
+		if (sv.sf && mgw_fwd_enable_stateful(sv.workers[i]->fwd, sv.sf, err,
+		                                     sizeof(err)) != 0) {
+			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
 			goto out;
 		}
 	}
@@ -544,9 +592,12 @@ int mgw_serve_main(int argc, char **argv)
 	}
 	mgw_health_start(sv.health);
 	mgw_info(NULL, "mcpgw serve: mode %s, %u workers, %zu upstream groups, "
-	         "%zu routes, %zu servers under health checks",
+	         "%zu routes, %zu servers under health checks%s%s",
 	         mgw_config_mode_name(sv.cfg->serve.mode), sv.n_workers,
-	         sv.ups->n_groups, sv.routes->n, mgw_health_count(sv.health));
+	         sv.ups->n_groups, sv.routes->n, mgw_health_count(sv.health),
+	         sv.sf ? ", session store " : "",
+	         sv.sf ? store_name(sv.cfg->serve.sessions.store)
+	               : "");
 	event_base_dispatch(sv.base);
 	for (unsigned i = 0; i < sv.n_workers; i++)
 		mgw_worker_join(sv.workers[i]);
@@ -563,6 +614,8 @@ out:
 			mgw_worker_free(sv.workers[i]);
 		free(sv.workers);
 	}
+	/* the stores after every view (the workers') is gone */
+	mgw_sf_shared_free(sv.sf);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);
 	mgw_routes_free(sv.routes);

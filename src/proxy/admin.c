@@ -1,0 +1,101 @@
+/* admin.c - GET /mcpgw/stats (see admin.h). */
+#include "autoconf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "core/config.h"
+#include "core/errors.h"
+#include "proxy/admin.h"
+#include "proxy/stateful.h"
+#include "proxy/upstream.h"
+#include "util/time.h"
+
+static json_t *server_json(struct mgw_upstream_server *s, uint64_t now)
+{
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}",
+	                 "name", s->name,
+	                 "url", s->conf->url,
+	                 "state", mgw_upstream_state_name(mgw_upstream_state(s, now)),
+	                 "in_flight", (json_int_t)atomic_load(&s->in_flight),
+	                 "picked", (json_int_t)atomic_load(&s->n_picked),
+	                 "ejections", (json_int_t)atomic_load(&s->n_ejections));
+}
+
+static json_t *upstreams_json(const struct mgw_upstreams *ups)
+{
+	json_t *a = json_array();
+	uint64_t now = mgw_now_ms();
+
+	if (!a)
+		return NULL;
+	for (size_t gi = 0; gi < ups->n_groups; gi++) {
+		const struct mgw_upstream_group *g = &ups->groups[gi];
+		json_t *servers = json_array(), *o;
+		size_t up = 0;
+
+		if (!servers)
+			goto fail;
+		for (size_t i = 0; i < g->n_servers; i++) {
+			json_t *sj = server_json(&g->servers[i], now);
+
+			if (!sj || json_array_append_new(servers, sj) != 0) {
+				json_decref(servers);
+				goto fail;
+			}
+			if (!strcmp(json_string_value(json_object_get(sj, "state")), "up"))
+				up++;
+		}
+		o = json_pack("{s:s, s:I, s:I, s:o}", "name", g->name,
+		              "servers_total", (json_int_t)g->n_servers,
+		              "servers_up", (json_int_t)up, "servers", servers);
+		if (!o || json_array_append_new(a, o) != 0)
+			goto fail;
+	}
+	return a;
+fail:
+	json_decref(a);
+	return NULL;
+}
+
+int mgw_admin_stats_body(const struct mgw_upstreams *ups,
+                         struct mgw_sf_shared *sh, enum mgw_mode_conf mode,
+                         char **body, size_t *len)
+{
+	json_t *o = json_object(), *u = upstreams_json(ups);
+	char *s = NULL;
+	size_t n;
+
+	*body = NULL;
+	*len = 0;
+	if (!o || !u) {
+		json_decref(u);
+		goto fail;
+	}
+	/* json_object_set_new takes the value even when it fails */
+	if (json_object_set_new(o, "upstreams", u) != 0 ||
+	    json_object_set_new(o, "mode", json_string(mgw_config_mode_name(mode))) != 0)
+		goto fail;
+	if (sh && mgw_sf_stats_json(sh, o) != 0)
+		goto fail;
+	s = json_dumps(o, JSON_COMPACT);
+	if (!s)
+		goto fail;
+	n = strlen(s);
+	/* a final newline, for curl and line-oriented readers */
+	*body = realloc(s, n + 2);
+	if (!*body) {
+		free(s);
+		goto fail;
+	}
+	(*body)[n] = '\n';
+	(*body)[n + 1] = '\0';
+	*len = n + 1;
+	json_decref(o);
+	return 0;
+fail:
+	json_decref(o);
+	return MGW_ENOMEM;
+}
