@@ -51,7 +51,8 @@ static const char CSS[] =
 	"svg{display:block;background:#fff}"
 	"svg text{font-family:system-ui,sans-serif;font-size:12px;fill:#333}"
 	"p.note{color:#7a4b00;font-size:.9em}"
-	"p.small{color:#555;font-size:.85em}";
+	"p.small{color:#555;font-size:.85em}"
+	"ul.invalid{font-size:.85em;color:#7a4b00}";
 
 /* ---- output helpers ---- */
 
@@ -142,15 +143,6 @@ static const char *str_field(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-/* A table cell number: fixed decimals, "-" for an unknown value. */
-static void td_num(FILE *f, double v, int decimals)
-{
-	if (isnan(v))
-		fputs("<td>-</td>", f);
-	else
-		fprintf(f, "<td>%.*f</td>", decimals, v);
-}
-
 /* Tick step of 1, 2 or 5 times a power of ten giving at most ~5 ticks
  * from 0 to max. */
 static double nice_step(double max)
@@ -212,8 +204,7 @@ static void run_table(FILE *f, const json_t *report)
 	int any = 0;
 
 	json_object_foreach((json_t *)report, k, v) {
-		if (!strcmp(k, "machine") || !strcmp(k, "versions") ||
-		    !strcmp(k, "scenes") || json_is_object(v) ||
+		if (json_is_object(v) ||
 		    json_is_array(v))
 			continue;
 		if (!any)
@@ -230,6 +221,57 @@ static void run_table(FILE *f, const json_t *report)
 }
 
 /* ---- scene table ---- */
+
+/* Latency like report.md: two decimals below 10 ms, one above. */
+static void td_ms(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("<td>&#8211;</td>", f);
+	else
+		fprintf(f, v < 10 ? "<td>%.2f</td>" : "<td>%.1f</td>", v);
+}
+
+static void td_count(FILE *f, double v)
+{
+	if (isnan(v))
+		fputs("<td>&#8211;</td>", f);
+	else
+		fprintf(f, "<td>%.0f</td>", v);
+}
+
+/* The scene's conditions in one sentence, as report.md writes them. */
+static void scene_conditions(FILE *f, const json_t *scene)
+{
+	double off = field(scene, "offered_rps"), dur = field(scene, "duration_s"),
+	       reps = field(scene, "reps"), kill = field(scene, "kill_at_s"),
+	       ready = field(scene, "readiness_delay_s");
+	const char *title = str_field(scene, "title"),
+	           *sig = str_field(scene, "kill_signal");
+
+	if (!title && isnan(off) && isnan(dur) && isnan(reps))
+		return;
+	fputs("<p>", f);
+	if (title) {
+		esc(f, title);
+		fputs(". ", f);
+	}
+	if (!isnan(off))
+		fprintf(f, "Offered %g rps (open loop)", off);
+	if (!isnan(dur))
+		fprintf(f, " for %g s per run", dur);
+	if (!isnan(reps))
+		fprintf(f, ", %g repetition%s per cell", reps,
+		        reps == 1 ? "" : "s");
+	if (!isnan(kill)) {
+		fputs("; SIG", f);
+		esc(f, sig ? sig : "KILL");
+		fprintf(f, " at %g s", kill);
+		if (!isnan(ready))
+			fprintf(f, ", the replacement started %g s later on the "
+			        "same port", ready);
+	}
+	fputs(".</p>\n", f);
+}
 
 static void scene_table(FILE *f, const json_t *cells)
 {
@@ -249,29 +291,66 @@ static void scene_table(FILE *f, const json_t *cells)
 
 		fprintf(f, "<tr%s><td class=\"l\">", sat ? " class=\"sat\"" : "");
 		esc_json(f, json_object_get(c, "cell"));
-		if (sat)
-			fputs(" (saturated)", f);
 		fputs("</td>", f);
-		if (!isnan(n) && !isnan(valid) && valid != n)
-			fprintf(f, "<td>%.0f (%.0f invalid)</td>", valid,
-			        n - valid);
+		if (isnan(valid))
+			td_count(f, n);
 		else
-			td_num(f, isnan(valid) ? n : valid, 0);
+			fprintf(f, "<td>%.0f%s</td>", valid,
+			        !isnan(n) && valid < n ? "&#8224;" : "");
+		fputs("<td>", f);
 		if (isnan(med))
-			fputs("<td>-</td>", f);
-		else if (!isnan(lo) && !isnan(hi))
-			fprintf(f, "<td>%.1f (%.1f&#8211;%.1f)</td>", med, lo, hi);
+			fputs("&#8211;", f);
 		else
-			fprintf(f, "<td>%.1f</td>", med);
-		td_num(f, field(c, "p50_ms"), 2);
-		td_num(f, field(c, "p99_ms"), 2);
-		td_num(f, field(c, "session_losses"), 0);
-		td_num(f, field(c, "handle_losses"), 0);
-		td_num(f, field(c, "other_failures"), 0);
-		td_num(f, field(c, "repins"), 0);
+			fprintf(f, "%.1f", med);
+		if (!isnan(med) && !isnan(lo) && !isnan(hi))
+			fprintf(f, " (%.1f&#8211;%.1f)", lo, hi);
+		if (sat)
+			fputs(" &#9888;", f);
+		fputs("</td>", f);
+		td_ms(f, field(c, "p50_ms"));
+		td_ms(f, field(c, "p99_ms"));
+		td_count(f, field(c, "session_losses"));
+		td_count(f, field(c, "handle_losses"));
+		td_count(f, field(c, "other_failures"));
+		td_count(f, field(c, "repins"));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
+}
+
+/* The legend and the invalid repetitions with their reasons, under the
+ * table (an invalid repetition is left out, never counted as no loss). */
+static void scene_footnotes(FILE *f, const json_t *cells)
+{
+	size_t i, j;
+	json_t *c, *e;
+	int sat = 0, any = 0;
+
+	json_array_foreach(cells, i, c) {
+		sat |= json_is_true(json_object_get(c, "saturated"));
+		any |= json_array_size(json_object_get(c, "invalid")) > 0;
+	}
+	if (sat)
+		fputs("<p class=\"small\">&#9888; saturated: the median achieved "
+		      "rate is below 95% of the offered rate.</p>\n", f);
+	if (!any)
+		return;
+	fputs("<p class=\"small\">&#8224; repetitions left out as invalid (not "
+	      "counted as zero loss):</p>\n<ul class=\"invalid\">\n", f);
+	json_array_foreach(cells, i, c) {
+		json_array_foreach(json_object_get(c, "invalid"), j, e) {
+			const char *why = str_field(e, "reason");
+
+			fputs("<li>", f);
+			esc_json(f, json_object_get(c, "cell"));
+			fputs(" (<code>", f);
+			esc_json(f, json_object_get(e, "run"));
+			fputs("</code>): ", f);
+			esc(f, why ? why : "no reason recorded");
+			fputs("</li>\n", f);
+		}
+	}
+	fputs("</ul>\n", f);
 }
 
 /* ---- bar chart: achieved rps per cell ---- */
@@ -381,96 +460,100 @@ struct run_tl {
 	double ok[MAX_TIMELINE_S];
 	double failed[MAX_TIMELINE_S];
 	size_t n;
-	double kills[MAX_KILLS];
+	double kills[MAX_KILLS];  /* "at_s" of each kill */
 	size_t n_kills;
+	double readies[MAX_KILLS]; /* the replacement's "healthy_at_s" */
+	size_t n_readies;
 };
 
-/* The kill time of one kill record, in seconds on the load run's clock. */
-static double kill_time(const json_t *k)
+enum run_read {
+	RUN_UNREADABLE = -1, /* missing, not JSON, not a run record */
+	RUN_NO_KILL = 0,     /* a run without kill records */
+	RUN_INVALID = 1,     /* its kill did not land, or it did not finish */
+	RUN_OK = 2,
+};
+
+static void push_time(double *arr, size_t *n, double t)
 {
-	static const char *const keys[] = { "t_s", "t", "at_s", "time_s",
-		                            "kill_t_s", NULL };
+	if (!isnan(t) && t >= 0 && *n < MAX_KILLS)
+		arr[(*n)++] = t;
+}
 
-	for (int i = 0; keys[i]; i++) {
-		double v = field(k, keys[i]);
+/* The planned length of a load run: the sum of its phases' durations
+ * (warm-up included: the timeline counts from the engine's start), or
+ * NAN when the report does not say. */
+static double run_duration(const json_t *load)
+{
+	const json_t *phases = json_object_get(load, "phases"), *ph;
+	double sum = 0;
+	size_t i;
 
-		if (!isnan(v))
-			return v;
+	if (json_array_size(phases) == 0)
+		return NAN;
+	json_array_foreach(phases, i, ph) {
+		double d = field(ph, "duration_s");
+
+		if (isnan(d))
+			return NAN;
+		sum += d;
 	}
-	return NAN;
+	return sum;
 }
 
-/* A run file is a load report with its kill records ("kills": [...], or
- * one "kill": {...}) beside it, or an object holding the load report
- * under "load".  Returns the object that has the timeline, or NULL. */
-static const json_t *run_load(const json_t *run)
-{
-	const json_t *l = json_object_get(run, "load");
-
-	if (json_is_array(json_object_get(run, "timeline")))
-		return run;
-	if (json_is_object(l) && json_is_array(json_object_get(l, "timeline")))
-		return l;
-	return NULL;
-}
-
-/* Adds one kill record; a record that says it is invalid (the kill did
- * not land) makes the whole run invalid: returns -1 then. */
-static int add_kill(struct run_tl *r, const json_t *k)
-{
-	double t;
-
-	if (!json_is_object(k))
-		return 0;
-	if (json_is_false(json_object_get(k, "valid")))
-		return -1;
-	t = kill_time(k);
-	if (!isnan(t) && t >= 0 && r->n_kills < MAX_KILLS)
-		r->kills[r->n_kills++] = t;
-	return 0;
-}
-
-/* Reads run file path into r.  Returns 1 when it holds a timeline and at
- * least one valid kill, 0 when it has none (not a kill run, or its kill
- * did not land), -1 when it cannot be read. */
-static int read_run(const char *path, struct run_tl *r)
+/* Reads run record path (doc/bench.md: "valid", "kills" with each kill's
+ * "at_s" and its replacement's "healthy_at_s", "load" = the load
+ * client's report with its "timeline") into r. */
+static enum run_read read_run(const char *path, struct run_tl *r)
 {
 	json_t *run, *kills, *k, *row;
 	const json_t *load, *tl;
 	json_error_t jerr;
+	enum run_read rc = RUN_UNREADABLE;
+	double dur;
 	size_t i;
-	int rc = 0;
 
 	memset(r, 0, sizeof(*r));
 	run = json_load_file(path, 0, &jerr);
-	if (!json_is_object(run)) {
-		json_decref(run);
-		return -1;
-	}
-	load = run_load(run);
-	kills = json_object_get(run, "kills");
-	if (!kills && load)
-		kills = json_object_get(load, "kills");
-	json_array_foreach(kills, i, k)
-		if (add_kill(r, k) < 0)
-			goto out;
-	if (add_kill(r, json_object_get(run, "kill")) < 0)
-		goto out;
-	if (!load || r->n_kills == 0)
-		goto out;
+	load = json_object_get(run, "load");
 	tl = json_object_get(load, "timeline");
+	kills = json_object_get(run, "kills");
+	if (!json_is_object(run))
+		goto out;
+	rc = RUN_NO_KILL;
+	if (json_array_size(kills) == 0)
+		goto out;
+	rc = RUN_INVALID;
+	if (!json_is_true(json_object_get(run, "valid")) || !json_is_array(tl))
+		goto out;
+	json_array_foreach(kills, i, k) {
+		if (!json_is_true(json_object_get(k, "valid")))
+			goto out;
+		push_time(r->kills, &r->n_kills, field(k, "at_s"));
+		push_time(r->readies, &r->n_readies,
+		          field(json_object_get(k, "replacement"), "healthy_at_s"));
+	}
+	dur = run_duration(load);
 	json_array_foreach(tl, i, row) {
 		double t = field(row, "t"), ok = field(row, "ok"),
-		       failed = field(row, "failed");
+		       failed = field(row, "failed"), cover = 1;
 
 		if (isnan(t) || t < 0 || t >= MAX_TIMELINE_S)
 			continue;
-		r->ok[(size_t)t] = isnan(ok) ? 0 : ok;
-		r->failed[(size_t)t] = isnan(failed) ? 0 : failed;
+		/* the load client's last row is the partial second after the
+		 * planned end: scaled to a rate, or left out when it covers
+		 * too little to be one (drawn as is, it looks like a collapse
+		 * at the end of every run) */
+		if (!isnan(dur) && t + 1 > dur) {
+			cover = dur - t;
+			if (cover < 0.25)
+				continue;
+		}
+		r->ok[(size_t)t] = isnan(ok) ? 0 : ok / cover;
+		r->failed[(size_t)t] = isnan(failed) ? 0 : failed / cover;
 		if ((size_t)t + 1 > r->n)
 			r->n = (size_t)t + 1;
 	}
-	rc = r->n > 0;
+	rc = r->n > 0 ? RUN_OK : RUN_INVALID;
 out:
 	json_decref(run);
 	return rc;
@@ -483,19 +566,21 @@ struct series {
 	size_t n;
 	double ok_med[MAX_TIMELINE_S], ok_min[MAX_TIMELINE_S],
 	       ok_max[MAX_TIMELINE_S], fail_mean[MAX_TIMELINE_S];
-	double kills[MAX_KILLS];
-	size_t n_kills;
+	double kills[MAX_KILLS], readies[MAX_KILLS];
+	size_t n_kills, n_readies;
 	size_t n_runs;
 };
 
-static void series_add_kill(struct series *s, double t)
+/* Adds a marker time unless one within 50 ms is there already: the
+ * repetitions of a cell kill at (almost) the same second, and one line
+ * per repetition would only thicken the marker. */
+static void add_marker(double *arr, size_t *n, double t)
 {
-	/* kills within 50 ms of each other are one marker */
-	for (size_t i = 0; i < s->n_kills; i++)
-		if (fabs(s->kills[i] - t) < 0.05)
+	for (size_t i = 0; i < *n; i++)
+		if (fabs(arr[i] - t) < 0.05)
 			return;
-	if (s->n_kills < MAX_KILLS)
-		s->kills[s->n_kills++] = t;
+	if (*n < MAX_KILLS)
+		arr[(*n)++] = t;
 }
 
 static void series_build(struct series *s, struct run_tl *runs, size_t n)
@@ -508,7 +593,9 @@ static void series_build(struct series *s, struct run_tl *runs, size_t n)
 		if (runs[r].n > s->n)
 			s->n = runs[r].n;
 		for (size_t k = 0; k < runs[r].n_kills; k++)
-			series_add_kill(s, runs[r].kills[k]);
+			add_marker(s->kills, &s->n_kills, runs[r].kills[k]);
+		for (size_t k = 0; k < runs[r].n_readies; k++)
+			add_marker(s->readies, &s->n_readies, runs[r].readies[k]);
 	}
 	for (size_t t = 0; t < s->n; t++) {
 		size_t m = 0;
@@ -616,7 +703,8 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 		        "failures/s</title></rect>\n", x0 + t * xs + xs * 0.1,
 		        y_f + h_f - bh, fmax(xs * 0.8, 1), bh, t, v);
 	}
-	/* kill markers across both panels */
+	/* kill and replacement-ready markers across both panels; the label
+	 * goes on the first of each kind only, the rest have tooltips */
 	for (size_t k = 0; k < s->n_kills; k++) {
 		double x = x0 + s->kills[k] * xs;
 
@@ -625,9 +713,25 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 		fprintf(f, "<line class=\"kill\" x1=\"%.1f\" y1=\"%.1f\" "
 		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" "
 		        "stroke-width=\"1.5\" stroke-dasharray=\"6 3\"><title>kill "
-		        "at %.2f s</title></line>\n<text x=\"%.1f\" y=\"%.1f\">kill"
-		        "</text>\n", x, y_ok - 4, x, y_f + h_f, s->kills[k], x + 3,
-		        y_ok + 12);
+		        "at %.2f s</title></line>\n", x, y_ok - 4, x, y_f + h_f,
+		        s->kills[k]);
+		if (k == 0)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">kill</text>\n",
+			        x + 3, y_ok + 12);
+	}
+	for (size_t k = 0; k < s->n_readies; k++) {
+		double x = x0 + s->readies[k] * xs;
+
+		if (s->readies[k] > (double)s->n)
+			continue;
+		fprintf(f, "<line class=\"ready\" x1=\"%.1f\" y1=\"%.1f\" "
+		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1f5fbf\" "
+		        "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"><title>"
+		        "replacement healthy at %.2f s</title></line>\n", x,
+		        y_ok - 4, x, y_f + h_f, s->readies[k]);
+		if (k == 0)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#1f5fbf\">"
+			        "replacement ready</text>\n", x + 3, y_ok + 26);
 	}
 	fprintf(f, "<rect x=\"%.1f\" y=\"6\" width=\"12\" height=\"10\" "
 	        "fill=\"#2e7d32\"/><text x=\"%.1f\" y=\"15\">successes/s "
@@ -638,8 +742,9 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 	fputs("</svg><figcaption>", f);
 	esc_json(f, json_object_get(cell, "cell"));
 	fprintf(f, ": successes and failures per second over %zu valid run%s; "
-	        "dashed line = kill.</figcaption></figure>\n", s->n_runs,
-	        s->n_runs == 1 ? "" : "s");
+	        "dashed line = kill, dotted = replacement healthy (times on the "
+	        "bench's clock, from the start of the load run)."
+	        "</figcaption></figure>\n", s->n_runs, s->n_runs == 1 ? "" : "s");
 }
 
 /* The kill chart of one cell, or a note saying why there is none.  Cells
@@ -649,7 +754,7 @@ static int cell_kill_chart(FILE *f, const json_t *cell, const char *run_dir)
 	const json_t *runs = json_object_get(cell, "runs");
 	struct run_tl *tl = NULL;
 	struct series *s = NULL;
-	size_t i, n = 0, missing = 0, listed = 0;
+	size_t i, n = 0, missing = 0, invalid = 0, listed = 0;
 	json_t *p;
 	int rc = 0;
 
@@ -664,7 +769,6 @@ static int cell_kill_chart(FILE *f, const json_t *cell, const char *run_dir)
 	json_array_foreach(runs, i, p) {
 		const char *rel = json_string_value(p);
 		char path[4096];
-		int r;
 
 		if (!rel || listed >= MAX_RUNS_PER_CELL)
 			continue;
@@ -673,23 +777,29 @@ static int cell_kill_chart(FILE *f, const json_t *cell, const char *run_dir)
 			snprintf(path, sizeof(path), "%s", rel);
 		else
 			snprintf(path, sizeof(path), "%s/%s", run_dir, rel);
-		r = read_run(path, &tl[n]);
-		if (r < 0)
-			missing++;
-		else if (r > 0)
-			n++;
+		switch (read_run(path, &tl[n])) {
+		case RUN_UNREADABLE: missing++; break;
+		case RUN_NO_KILL: break;
+		case RUN_INVALID: invalid++; break;
+		case RUN_OK: n++; break;
+		}
 	}
 	if (n > 0) {
 		series_build(s, tl, n);
 		kill_chart(f, cell, s);
+	} else if (invalid > 0) {
+		fputs("<p class=\"note\">", f);
+		esc_json(f, json_object_get(cell, "cell"));
+		fprintf(f, ": no per-second chart, no valid repetition (%zu "
+		        "invalid: the kill did not land or the run did not "
+		        "finish).</p>\n", invalid);
 	}
 	if (missing > 0) {
 		fputs("<p class=\"note\">", f);
 		esc_json(f, json_object_get(cell, "cell"));
 		fprintf(f, ": %zu of %zu run file%s missing or unreadable%s.</p>\n",
 		        missing, listed, listed == 1 ? "" : "s",
-		        n ? "; the chart shows the others"
-		          : "; no per-second chart");
+		        n ? "; the chart shows the others" : "");
 	}
 fail:
 	free(tl);
@@ -710,11 +820,13 @@ static int scene_section(FILE *f, const json_t *scene, const char *run_dir)
 	fputs("<section class=\"scene\">\n<h2>", f);
 	esc(f, name ? name : "(unnamed scene)");
 	fputs("</h2>\n", f);
+	scene_conditions(f, scene);
 	if (!json_is_array(cells) || json_array_size(cells) == 0) {
 		fputs("<p class=\"small\">No cells.</p>\n</section>\n", f);
 		return 0;
 	}
 	scene_table(f, cells);
+	scene_footnotes(f, cells);
 	bar_chart(f, cells);
 	json_array_foreach(cells, i, c)
 		if ((rc = cell_kill_chart(f, c, run_dir)) < 0)
@@ -740,6 +852,7 @@ static int render(FILE *f, const json_t *report, const char *run_dir)
 	kv_table(f, "Machine", json_object_get(report, "machine"));
 	kv_table(f, "Versions", json_object_get(report, "versions"));
 	run_table(f, report);
+	kv_table(f, "Options", json_object_get(report, "options"));
 	if (json_array_size(scenes) == 0)
 		fputs("<p class=\"small\">No scenes.</p>\n", f);
 	json_array_foreach(scenes, i, s)

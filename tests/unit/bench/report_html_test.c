@@ -455,6 +455,42 @@ static void test_long_label(void **state)
 	json_decref(r);
 }
 
+/* The load client's last timeline row is the partial second after the
+ * planned end: too short, it is left out; half a second, it is scaled to
+ * a rate. */
+static void test_partial_last_second(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *kills = json_pack("[{s:f, s:b}]", "at_s", 2.0, "valid", 1);
+	json_t *run = load_run(4, 100, -1, 0, json_deep_copy(kills)), *r;
+	json_t *tl = json_object_get(json_object_get(run, "load"), "timeline");
+	char *html;
+
+	/* 4 s planned: row 4 is 10 ms after the end, with a failure in it */
+	json_object_set_new(json_object_get(run, "load"), "phases",
+	                    json_pack("[{s:f}]", "duration_s", 4.0));
+	json_array_append_new(tl, json_pack("{s:i, s:i, s:i}", "t", 4, "ok", 0,
+	                                    "failed", 1));
+	write_file(fx->dir, "runs/p1.json", run);
+	/* 3.5 s planned: row 3 covers half a second, 2 failures = 4/s */
+	run = load_run(4, 100, 3, 2, kills);
+	json_object_set_new(json_object_get(run, "load"), "phases",
+	                    json_pack("[{s:f}, {s:f}]", "duration_s", 1.0,
+	                              "duration_s", 2.5));
+	write_file(fx->dir, "runs/p2.json", run);
+	r = json_pack("{s:[{s:s, s:[{s:s, s:[s]}, {s:s, s:[s]}]}]}", "scenes",
+	              "scene", "pod-kill", "cells", "cell", "short", "runs",
+	              "runs/p1.json", "cell", "half", "runs", "runs/p2.json");
+	assert_int_equal(mgw_bench_report_html(r, fx->dir, fx->out), 0);
+	html = slurp(fx->out);
+	assert_well_formed(html);
+	assert_int_equal(count(html, "<svg class=\"timeline\""), 2);
+	assert_null(strstr(html, "t=4 s:"));
+	assert_non_null(strstr(html, "t=3 s: 4.00 failures/s"));
+	free(html);
+	json_decref(r);
+}
+
 static void test_bad_input(void **state)
 {
 	struct fixture *fx = *state;
@@ -531,6 +567,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_and_missing, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_long_label, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_partial_last_second, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html_main, setup, teardown),
