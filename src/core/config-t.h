@@ -105,7 +105,7 @@ struct mgw_upstream_conf {
 	int tls_verify;            /* tls.verify (true) */
 	char *tls_sni;             /* tls.sni (the URL host when NULL) */
 	uint32_t max_connections;  /* per server (256) */
-	uint32_t max_idle;         /* idle keep-alive connections per server (32) */
+	uint32_t max_idle;         /* idle keep-alive connections per server (256) */
 	struct mgw_server_conf *servers; /* servers (at least one) */
 	size_t n_servers;
 	struct mgw_health_conf health;

@@ -99,7 +99,7 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_int_equal(u->tls_verify, 1);
 	assert_null(u->tls_sni);
 	assert_int_equal(u->max_connections, 256);
-	assert_int_equal(u->max_idle, 32);
+	assert_int_equal(u->max_idle, 256);
 	for (size_t i = 0; i < u->n_servers; i++)
 		assert_int_equal(u->servers[i].weight, 1);
 	assert_health_default(&u->health);
