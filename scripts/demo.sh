@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # scripts/demo.sh - the main job on built-in defaults: install, build, then
-# start two replicas of the reference MCP server and show why a gateway is
-# needed: a legacy session lives in one replica's memory (the other replica
-# rejects it), while a modern stateless call with a signed handle works on
-# any replica.  Everything runs on 127.0.0.1 with ephemeral ports.
+# (1) start two replicas of the reference MCP server and show why a gateway
+# is needed: a legacy session lives in one replica's memory (the other
+# replica rejects it), while a modern stateless call with a signed handle
+# works on any replica; (2) run the churn bench's short demo: a legacy
+# fleet of 2 under load, one replica SIGKILLed and replaced on its port,
+# clients going direct vs through the gateway, repeated 3 times, and print
+# its table (the HTML report with charts stays in _build/demo/).
+# Everything runs on 127.0.0.1 with ephemeral ports.
+#
+# Environment: MCPGW_DEMO_SKIP_BUILD=1 uses an existing build; MCPGW and
+# MCPGW_BENCH name the binaries; MCPGW_DEMO_OUT the bench's output folder;
+# MCPGW_DEMO_REPS the repetitions per cell (default 3).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -12,6 +20,7 @@ if [ "${MCPGW_DEMO_SKIP_BUILD:-0}" != 1 ]; then
 	scripts/build.sh "$top/_build/normal" --enable-werror >/dev/null
 fi
 MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
+MCPGW_BENCH=${MCPGW_BENCH:-$(dirname "$MCPGW")/mcpgw-bench}
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
@@ -71,5 +80,16 @@ for r in B A B; do
 done
 code=$(post "http://$B/mcp" "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"hi\"},$meta}}" "MCP-Protocol-Version: 2026-07-28" "Mcp-Method: tools/call" "Mcp-Name: wrong")
 echo "   a request whose Mcp-Name header disagrees with its body -> HTTP $code, code $(jq '.error.code' "$work/b")"
+
 echo
-echo "demo: done (the gateway, load client and churn bench arrive with issues 3-6)"
+if [ ! -x "$MCPGW_BENCH" ]; then
+	echo "demo: done ($MCPGW_BENCH is not built: no churn bench part)"
+	exit 0
+fi
+out=${MCPGW_DEMO_OUT:-$top/_build/demo/bench-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$(dirname "$out")"
+echo "== the churn bench, short: a legacy fleet of 2 under load, replica 1 SIGKILLed"
+echo "   mid-run and replaced on its port; clients direct vs through 'mcpgw serve'"
+"$MCPGW_BENCH" demo --quick --reps "${MCPGW_DEMO_REPS:-3}" --out "$out" --mcpgw "$MCPGW"
+echo
+echo "demo: done; the bench's report with charts: $out/report.html"
