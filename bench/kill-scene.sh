@@ -145,9 +145,9 @@ row() {
 	re=$(jq -r '.total.reinitializations' "$j")
 	local rp="-" rl="-" un="-"
 	if [ -n "$g" ] && [ -s "$g" ]; then
-		rp=$(jq -r '[(.sessions.repins // .repins // {}) | .. | numbers] | add // 0' "$g")
-		rl=$(jq -r '.sessions.replays // .replays // "?"' "$g")
-		un=$(jq -r '.sessions.unrecoverable // .unrecoverable // "?"' "$g")
+		rp=$(jq -r '.sessions.repins_total' "$g")
+		rl=$(jq -r '.sessions.replays' "$g")
+		un=$(jq -r '.sessions.unrecoverable' "$g")
 	fi
 	printf '| %s | %s | %s | %s | %s | %s/%s/%s | %s | %s | %s | %s | %s |\n' \
 		"$1" "$reqs" "$okc" "$failed" "$sl" "$h4" "$h5" "$ce" "$to" "$re" "$rp" "$rl" "$un"

@@ -52,14 +52,14 @@ assert_code "every replica restarted: the session is re-pinned" 200
 assert_eq "every replica restarted: one initialize replayed" 1 "$(init_sum "$R1" "$R2")"
 [ -z "$SID_BACK" ] || assert_eq "every replica restarted: same client id" "$S1" "$SID_BACK"
 
-U0=$(gstat "$GWADDR" '.sessions.unrecoverable // .unrecoverable // 0')
+U0=$(gstat "$GWADDR" '.sessions.unrecoverable')
 stop_wait "$P1" KILL 5
 stop_wait "$P2" KILL 5
 lwho "$GW"
 assert_code "every replica dead: the session is answered 404 (not 503)" 404
 assert_jq "every replica dead: the session-lost error (-32012) with the request id" '.id == 7 and .error.code == -32012'
 assert_eq "every replica dead: counted as unrecoverable" "$((U0 + 1))" \
-	"$(gstat "$GWADDR" '.sessions.unrecoverable // .unrecoverable // empty')"
+	"$(gstat "$GWADDR" '.sessions.unrecoverable')"
 legacy "$GW" 8 ping '{}'
 assert_code "every replica dead: the next request of that session" 404
 stop_serve

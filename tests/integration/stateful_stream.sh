@@ -6,7 +6,8 @@
 # SIGKILLed the gateway closes the stream, and the client's reconnect is
 # re-pinned (one replay) and works again.  A Last-Event-ID from before
 # the re-pin is not passed on to the new replica; one from the current
-# pin is.  DELETE ends the session and its stream.
+# pin is, as the replica's own id (shown with a small node server that
+# numbers its events).  DELETE ends the session and its stream.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -104,5 +105,98 @@ wait_pid "$G2" 5
 get_stream g4
 wait_pid "$S_PID" 5
 assert_match "a GET stream of the deleted session is refused" '^HTTP/[0-9.]+ 404' "$(head -n 1 "$T_DIR/g4.hdr")"
+stop_serve
+
+# --- Last-Event-ID with replicas that number their events -----------------------------------------------
+# sse.js: a legacy server whose GET stream sends one event with id "ev-1"
+# at once, then keep-alives; GET /last-ids lists the Last-Event-ID of
+# each GET stream it opened (null when there was none).
+cat >"$T_DIR/sse.js" <<'JS'
+const http = require('http');
+const crypto = require('crypto');
+const sessions = new Set();
+const lastIds = [];
+const lost = '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}';
+const srv = http.createServer((req, res) => {
+  if (req.method === 'GET' && req.url === '/healthz') { res.end('ok'); return; }
+  if (req.method === 'GET' && req.url === '/last-ids') { res.end(JSON.stringify(lastIds)); return; }
+  const sid = req.headers['mcp-session-id'];
+  if (req.method === 'GET') {
+    if (!sessions.has(sid)) { res.statusCode = 404; res.end(lost); return; }
+    lastIds.push(req.headers['last-event-id'] ?? null);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+    res.write('id: ev-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"first"}}\n\n');
+    const t = setInterval(() => res.write(': keepalive\n\n'), 200);
+    req.on('close', () => clearInterval(t));
+    return;
+  }
+  let body = '';
+  req.on('data', (d) => { body += d; });
+  req.on('end', () => {
+    let m = {};
+    try { m = JSON.parse(body); } catch { /* answered below */ }
+    res.setHeader('Content-Type', 'application/json');
+    if (m.method === 'initialize') {
+      const id = crypto.randomBytes(16).toString('hex');
+      sessions.add(id);
+      res.setHeader('Mcp-Session-Id', id);
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {
+        protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'sse', version: '1' } } }));
+      return;
+    }
+    if (!sessions.has(sid)) { res.statusCode = 404; res.end(lost); return; }
+    if (m.id === undefined) { res.statusCode = 202; res.end(); return; }
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {} }));
+  });
+});
+srv.listen(0, '127.0.0.1', () => console.log(`listening on 127.0.0.1:${srv.address().port}`));
+process.on('SIGTERM', () => process.exit(0));
+JS
+start_sse() { # NAME: sets X_ADDR, X_PID
+	local out=$T_DIR/sse-$1.out i=0 line=""
+	node "$T_DIR/sse.js" >"$out" 2>"$T_DIR/sse-$1.err" &
+	X_PID=$!
+	track_pid "$X_PID"
+	while [ $i -lt 100 ]; do
+		line=$(head -n 1 "$out" 2>/dev/null)
+		case $line in "listening on "*) break ;; esac
+		sleep 0.1
+		i=$((i + 1))
+	done
+	case $line in "listening on "*) ;; *) die "sse server $1 did not start: $(tail -n 3 "$T_DIR/sse-$1.err")" ;; esac
+	X_ADDR=${line#listening on }
+}
+last_ids() { curl -sS --max-time 5 "http://$1/last-ids" | jq -c .; }
+first_id() { tr -d '\r' <"$T_DIR/$1.body" | sed -n 's/^id: *//p' | head -n 1; }
+start_sse x1
+X1=$X_ADDR
+X1PID=$X_PID
+start_sse x2
+X2=$X_ADDR
+SF_WEIGHTS="1000 1" sf_config "$T_DIR/sse.yaml" stateful "$X1" "$X2"
+start_serve -c "$T_DIR/sse.yaml"
+GW=$G_URL
+sf_init "$GW" || die "no session through the sse servers"
+get_stream e1
+wait_match "$T_DIR/e1.body" '^id:' 5 || fail "e1: the event with an id did not come through: $(head -c 300 "$T_DIR/e1.body")"
+EID=$(first_id e1)
+log "e1: the replica's event id ev-1 reached the client as '$EID'"
+assert_ne "e1: the event id reaches the client" "" "$EID"
+assert_eq "e1: the stream is on x1" '[null]' "$(last_ids "$X1")"
+kill -TERM "$S_PID" 2>/dev/null
+wait_pid "$S_PID" 5
+get_stream e2 -H "Last-Event-ID: $EID"
+wait_match "$T_DIR/e2.body" '^: ?keepalive' 5 || fail "e2: no keep-alive"
+assert_eq "e2: same pin: the Last-Event-ID is passed on, as the replica's own id" '[null,"ev-1"]' "$(last_ids "$X1")"
+kill -TERM "$S_PID" 2>/dev/null
+wait_pid "$S_PID" 5
+stop_wait "$X1PID" KILL 5 || fail "x1 did not die"
+get_stream e3 -H "Last-Event-ID: $EID"
+wait_match "$T_DIR/e3.body" '^: ?keepalive' 5 && ok "e3: the reconnect after x1 died is re-pinned to x2" ||
+	fail "e3: no stream after the re-pin: $(head -n 1 "$T_DIR/e3.hdr") $(head -c 300 "$T_DIR/e3.body")"
+assert_eq "e3: another pin: the Last-Event-ID is not passed on" '[null]' "$(last_ids "$X2")"
+assert_ne "e3: the same replica event id reaches the client as another id on the new pin" "$EID" "$(first_id e3)"
+kill -TERM "$S_PID" 2>/dev/null
+wait_pid "$S_PID" 5
 
 finish
