@@ -4,7 +4,9 @@
 // after every call which replica answered.  After iteration PAUSE it
 // writes CONTROL/paused (JSON: the iteration and the replica) and waits
 // (20 s at most) for CONTROL/go, so that the shell can kill a replica
-// between two calls.  Ends the session with DELETE.
+// between two calls; then it waits (10 s at most) for the SDK to reopen
+// its standalone GET stream, which the gateway closes when the replica
+// dies.  Ends the session with DELETE.
 // Usage: node stateful_client.mjs '{"url":..., "n":20, "pause":5,
 //   "control":DIR, "echoArg":"text"|"message", "who":"whoami"|"get-env"}'
 // Prints one JSON summary line on stdout; exits 0 when every call
@@ -76,6 +78,12 @@ try {
       if (i === opt.pause) {
         writeFileSync(join(opt.control, 'paused'), JSON.stringify({ i, replica: r }));
         if (!(await waitGo())) summary.failures.push('no go from the shell within 20 s');
+        // The SDK reopens its standalone GET stream (1 s back-off) once
+        // the gateway closed it: wait for that reconnect (10 s at most).
+        const gets = () => summary.statuses.filter((x) => x.startsWith('GET ')).length;
+        const before = gets();
+        for (let k = 0; k < 200 && gets() === before; k++) await sleep(50);
+        summary.getAfterKill = summary.statuses.filter((x) => x.startsWith('GET ')).slice(before);
       }
     } catch (err) {
       summary.failed++;

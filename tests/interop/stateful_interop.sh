@@ -10,7 +10,8 @@
 # echo in a loop and asks after each call which replica answered; the
 # shell kills that replica while the client waits between two calls.
 # Every call succeeds, the client's session id never changes, one
-# initialize is replayed, and the session ends with DELETE.  Packages
+# initialize is replayed, the SDK's standalone GET stream is closed and
+# its reconnect re-pinned, and the session ends with DELETE.  Packages
 # live in their own npm prefix ($TOP_BUILDDIR/tests/interop/.cache/stateful)
 # so that no other interop test installs into it at the same time.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -75,6 +76,7 @@ session() {
 	wait_pid "$cpid" 50
 	RC=$?
 	SUM=$(tail -n 1 "$T_DIR/$name.json")
+	log "$name: $(printf '%s' "$SUM" | jq -c '{ok, failed, failures, replicas, transportErrors, getAfterKill}' 2>/dev/null | head -c 3000)"
 	[ "$RC" = 0 ] || log "$name stderr: $(head -c 1500 "$T_DIR/$name.clienterr")"
 }
 sum_is() { # WHAT FILTER
@@ -94,6 +96,8 @@ check_session() { # LABEL
 		"(.replicas[0:4] | unique) == [\"$KILLED\"]"
 	sum_is "$l: calls 5-12 on one other replica" \
 		"(.replicas[4:] | unique | length) == 1 and .replicas[4] != \"$KILLED\""
+	sum_is "$l: the SDK's GET stream, closed when its replica died, reconnected (re-pinned)" \
+		'(.getAfterKill | length) >= 1 and (.getAfterKill | all(. == "GET - 200"))'
 	sum_is "$l: the session ended with DELETE" '.terminated == true and (.statuses | any(startswith("DELETE") and (endswith(" 200") or endswith(" 204"))))'
 }
 
