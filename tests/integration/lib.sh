@@ -865,3 +865,49 @@ rec_sha() {
 rec_sids() {
 	rec "$1" | jq -r '.requests[]?.headers[] | select(.[0] | ascii_downcase == "mcp-session-id") | .[1]' 2>/dev/null | sort -u
 }
+
+# proc_state PID: the state letter of a process (R, S, D, Z, ...), empty
+# when it no longer exists.  One read of /proc: stop_wait's "kill -0 &&
+# ! is_zombie" can see a zombie with kill -0 and then, once the shell has
+# reaped it in between, find no /proc entry and take it for alive.
+proc_state() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+# kill_wait PID [SIGNAL [SECS]]: stop_wait without that race.  Sends
+# SIGNAL (TERM) to a process this test started, waits (SECS, 10) until it
+# is a zombie or gone, and reaps it: STOP_STATUS is its exit status
+# (128+N for a signal).  Returns 1 if it is still running after SECS.
+kill_wait() {
+	local pid=$1 sig=${2:-TERM} secs=${3:-10} i=0 st
+	STOP_STATUS=""
+	kill -"$sig" "$pid" 2>/dev/null
+	while [ $i -lt $((secs * 10)) ]; do
+		st=$(proc_state "$pid")
+		if [ -z "$st" ] || [ "$st" = Z ]; then break; fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	st=$(proc_state "$pid")
+	if [ -n "$st" ] && [ "$st" != Z ]; then
+		return 1
+	fi
+	wait "$pid" 2>/dev/null
+	STOP_STATUS=$?
+	return 0
+}
+
+# sf_stop_serve [PID]: stop_serve on kill_wait.
+sf_stop_serve() {
+	local pid=${1:-$G_PID}
+	if ! kill_wait "$pid" TERM 15; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		fail "gateway pid $pid did not exit within 15 s of SIGTERM"
+	elif [ "$STOP_STATUS" != 0 ]; then
+		fail "gateway pid $pid exited with status $STOP_STATUS on SIGTERM"
+	fi
+}

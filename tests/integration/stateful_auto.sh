@@ -51,7 +51,7 @@ assert_cmp "the pinned replica received the session's requests with its own sess
 # --- the pinned replica dies: legacy re-pinned, modern goes on -----------------------------------------
 [ "$PIN" = d1 ] && OTHER=d2 || OTHER=d1
 I0=$(bstat "${ADDR[$OTHER]}" .initialize_count)
-stop_wait "${PID[$PIN]}" KILL 5 || fail "$PIN did not die"
+kill_wait "${PID[$PIN]}" KILL 5 || fail "$PIN did not die"
 SID=$LSID
 lwho "$GW"
 assert_code "legacy: the session survives its replica" 200

@@ -35,7 +35,7 @@ scene() { # WORKERS MAX_REPLAYS
 	i0=$(init_sum "$r2" "$r3")
 	local rp0
 	rp0=$(gstat "$gaddr" '.sessions.replays')
-	stop_wait "$r1pid" KILL 5 || fail "$t: r1 did not die"
+	kill_wait "$r1pid" KILL 5 || fail "$t: r1 did not die"
 	rm -f "$T_DIR/order"
 	local -a pids=()
 	for k in $(seq 1 $N); do
@@ -69,7 +69,7 @@ scene() { # WORKERS MAX_REPLAYS
 		after="$after $WHO"
 	done
 	assert_eq "$t: later requests all go to $distinct" "$distinct" "$(printf '%s\n' $after | sort -u | tr '\n' ' ' | sed 's/ $//')"
-	stop_serve "$gpid"
+	sf_stop_serve "$gpid"
 }
 
 scene 1 1

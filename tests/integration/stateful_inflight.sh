@@ -75,7 +75,7 @@ inflight() {
 	bg_post "$name" "$url" "$body" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
 	local bp=$BG_PID
 	wait_inflight "http://$R1" 1 || fail "$name: the call never reached r1"
-	stop_wait "$R1PID" KILL 5 || fail "$name: r1 did not die"
+	kill_wait "$R1PID" KILL 5 || fail "$name: r1 did not die"
 	wait_pid "$bp" 15
 	bg_result "$name"
 	log "$name: HTTP $CODE $(printf '%s' "$BODY" | head -c 300)"
@@ -138,7 +138,7 @@ assert_code "D: tools/list lost in flight is replayed" 200
 assert_jq "D: its own result" '.id == 44 and (.result.tools | map(.name) | index("echo") != null)'
 assert_eq "D: tools/list reached a survivor exactly once" 1 "$(elsewhere)"
 goes_on D
-stop_serve "$GWPID"
+sf_stop_serve "$GWPID"
 
 # --- E: replay: always replays even a non-idempotent call ------------------------------------------------
 start_serve -c "$T_DIR/always.yaml"

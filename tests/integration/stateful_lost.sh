@@ -41,8 +41,8 @@ S1=$SID
 lwho "$GW"
 assert_match "the session is served" '^r[12]$' "$WHO"
 
-stop_wait "$P1" KILL 5
-stop_wait "$P2" KILL 5
+kill_wait "$P1" KILL 5
+kill_wait "$P2" KILL 5
 start_backend --listen "$R1" --era legacy --id r1
 P1=$B_PID
 start_backend --listen "$R2" --era legacy --id r2
@@ -53,8 +53,8 @@ assert_eq "every replica restarted: one initialize replayed" 1 "$(init_sum "$R1"
 [ -z "$SID_BACK" ] || assert_eq "every replica restarted: same client id" "$S1" "$SID_BACK"
 
 U0=$(gstat "$GWADDR" '.sessions.unrecoverable')
-stop_wait "$P1" KILL 5
-stop_wait "$P2" KILL 5
+kill_wait "$P1" KILL 5
+kill_wait "$P2" KILL 5
 lwho "$GW"
 assert_code "every replica dead: the session is answered 404 (not 503)" 404
 assert_jq "every replica dead: the session-lost error (-32012) with the request id" '.id == 7 and .error.code == -32012'
@@ -62,7 +62,7 @@ assert_eq "every replica dead: counted as unrecoverable" "$((U0 + 1))" \
 	"$(gstat "$GWADDR" '.sessions.unrecoverable')"
 legacy "$GW" 8 ping '{}'
 assert_code "every replica dead: the next request of that session" 404
-stop_serve
+sf_stop_serve
 
 # --- a fake upstream: forgetful, or answering 400 about something else -----------------------------
 cat >"$T_DIR/fake.js" <<'EOF'
@@ -138,7 +138,7 @@ REPLAYS=$(($(fcount "$FORGET" .inits) - 1))
 assert_cmp "replays bounded by max_repin_attempts (2)" "$REPLAYS" '<=' 2
 assert_cmp "... and tried at least once" "$REPLAYS" '>=' 1
 assert_eq "the request was sent once per pin" "$((REPLAYS + 1))" "$(fcount "$FORGET" .others)"
-stop_serve
+sf_stop_serve
 
 start_fake badversion
 BADV=$F_ADDR
@@ -149,7 +149,7 @@ legacy "$G_URL" 6 tools/list '{}'
 assert_code "a 400 not about the session reaches the client" 400
 assert_jq "... unchanged" '.id == 6 and .error.message == "Bad Request: Unsupported protocol version"'
 assert_eq "... and caused no replay" 1 "$(fcount "$BADV" .inits)"
-stop_serve
+sf_stop_serve
 
 start_fake forget400
 F400=$F_ADDR
@@ -161,7 +161,7 @@ sf_init "$G_URL" || die "no session through the forget400 server"
 legacy "$G_URL" 7 tools/list '{}'
 assert_code "statuses \"404\": a 400 Session not found reaches the client" 400
 assert_eq "... and caused no replay" 1 "$(fcount "$F400" .inits)"
-stop_serve
+sf_stop_serve
 sf_config "$T_DIR/default400.yaml" stateful "$F400"
 start_serve -c "$T_DIR/default400.yaml"
 I0=$(fcount "$F400" .inits)

@@ -107,7 +107,7 @@ round() {
 	SID=${sids[1]}
 	lwho "$gw"
 	assert_eq "$n replicas: another session is unaffected by the DELETE" "${pin[$SID]}" "$WHO"
-	stop_serve "$gpid"
+	sf_stop_serve "$gpid"
 }
 
 round 2
@@ -141,7 +141,7 @@ for k in 1 2 3; do
 	[ "$CODE" = 200 ] && [ "$WHO" = solo ] || FAILED="$FAILED #$k:$CODE:$WHO"
 done
 assert_eq "HTTP/2: the session is served" "" "$FAILED"
-stop_serve
+sf_stop_serve
 
 # --- the command-line form, with the default health probe ------------------------------------
 start_backend --era legacy --id c1

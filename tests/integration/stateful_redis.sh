@@ -68,7 +68,7 @@ DEAD=${PIN[$SID]}
 SURV=()
 for r in r1 r2 r3; do [ "$r" = "$DEAD" ] || SURV+=("${ADDR[$r]}"); done
 I0=$(init_sum "${SURV[@]}")
-stop_wait "${PID[$DEAD]}" KILL 5 || fail "$DEAD did not die"
+kill_wait "${PID[$DEAD]}" KILL 5 || fail "$DEAD did not die"
 lwho "$GA"
 assert_code "A re-pins the session of the killed replica $DEAD" 200
 NEWPIN=$WHO
@@ -107,7 +107,7 @@ req DELETE "$GA" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED
 assert_code "A: DELETE of the session deleted on B" 404
 
 # --- A dies; the sessions go on through B ---------------------------------------------------------
-stop_wait "$GAPID" KILL 5 || fail "gateway A did not die"
+kill_wait "$GAPID" KILL 5 || fail "gateway A did not die"
 FAILED=""
 for SID in "${KEEP[@]}" "${SIDS[0]}"; do
 	lwho "$GB"
@@ -128,7 +128,7 @@ for SID in "${CSIDS[@]}"; do
 	[ "$CODE" = 200 ] || fail "C: session ${SID:0:6} before the outage: $CODE"
 done
 E0=$(gstat "$GCADDR" '.sessions.store.errors')
-stop_wait "$REDIS_PID" TERM 10 || fail "redis-server did not stop"
+kill_wait "$REDIS_PID" TERM 10 || fail "redis-server did not stop"
 log "redis-server stopped (status $STOP_STATUS)"
 FAILED=""
 for k in 1 2; do

@@ -50,7 +50,7 @@ scene() { # LOST_STATUS
 	rp0=$(gstat "$gaddr" '.sessions.replays')
 
 	# --- SIGKILL the pinned replica between two requests ---
-	stop_wait "${PID[$p]}" KILL 5 || fail "$t: $p did not die"
+	kill_wait "${PID[$p]}" KILL 5 || fail "$t: $p did not die"
 	lwho "$gw"
 	assert_code "$t: the first request after the kill succeeds" 200
 	local q=$WHO
@@ -95,7 +95,7 @@ scene() { # LOST_STATUS
 	local h=$WHO
 	[ -n "$h" ] || die "$t: whoami failed in the second session"
 	local haddr=${ADDR[$h]}
-	stop_wait "${PID[$h]}" KILL 5 || fail "$t: $h did not die"
+	kill_wait "${PID[$h]}" KILL 5 || fail "$t: $h did not die"
 	start_backend --listen "$haddr" --era legacy --id "$h" --record 200 --lost-session-status "$st"
 	PID[$h]=$B_PID
 	local s0
@@ -107,7 +107,7 @@ scene() { # LOST_STATUS
 	[ -z "$SID_BACK" ] || assert_eq "$t: the client's id is kept" "$sid2" "$SID_BACK"
 	lwho "$gw"
 	assert_code "$t: and the session goes on" 200
-	stop_serve "$gpid"
+	sf_stop_serve "$gpid"
 }
 
 scene 404

@@ -66,7 +66,7 @@ assert_eq "B serves A's sessions on their replicas" "" "$FAILED"
 assert_eq "... with no replay" "$I0" "$(init_sum "${ALL[@]}")"
 
 # --- A dies; the sessions go on through B --------------------------------------------------
-stop_wait "$GAPID" KILL 5 || fail "gateway A did not die"
+kill_wait "$GAPID" KILL 5 || fail "gateway A did not die"
 FAILED=""
 for k in 1 2; do
 	for SID in "${SIDS[@]}"; do
@@ -82,7 +82,7 @@ DEAD=${PIN[$SID]}
 SURV=()
 for r in r1 r2 r3; do [ "$r" = "$DEAD" ] || SURV+=("${ADDR[$r]}"); done
 I1=$(init_sum "${SURV[@]}")
-stop_wait "${PID[$DEAD]}" KILL 5 || fail "$DEAD did not die"
+kill_wait "${PID[$DEAD]}" KILL 5 || fail "$DEAD did not die"
 lwho "$GB"
 assert_code "B: the session of the killed replica $DEAD is re-pinned" 200
 assert_ne "B: ... onto another replica" "$DEAD" "$WHO"

@@ -62,7 +62,7 @@ log "g1: last event id '${OLD_ID}'"
 
 # --- the replica dies: the stream is closed --------------------------------------------------------
 I0=$(bstat "${ADDR[$Q]}" .initialize_count)
-stop_wait "${PID[$P]}" KILL 5 || fail "$P did not die"
+kill_wait "${PID[$P]}" KILL 5 || fail "$P did not die"
 wait_pid "$G1" 5
 [ $? -ne 124 ] && ok "g1: the gateway closed the stream when $P died" ||
 	fail "g1: the stream is still open 5 s after $P died"
@@ -105,7 +105,7 @@ wait_pid "$G2" 5
 get_stream g4
 wait_pid "$S_PID" 5
 assert_match "a GET stream of the deleted session is refused" '^HTTP/[0-9.]+ 404' "$(head -n 1 "$T_DIR/g4.hdr")"
-stop_serve
+sf_stop_serve
 
 # --- Last-Event-ID with replicas that number their events -----------------------------------------------
 # sse.js: a legacy server whose GET stream sends one event with id "ev-1"
@@ -190,7 +190,7 @@ wait_match "$T_DIR/e2.body" '^: ?keepalive' 5 || fail "e2: no keep-alive"
 assert_eq "e2: same pin: the Last-Event-ID is passed on, as the replica's own id" '[null,"ev-1"]' "$(last_ids "$X1")"
 kill -TERM "$S_PID" 2>/dev/null
 wait_pid "$S_PID" 5
-stop_wait "$X1PID" KILL 5 || fail "x1 did not die"
+kill_wait "$X1PID" KILL 5 || fail "x1 did not die"
 get_stream e3 -H "Last-Event-ID: $EID"
 wait_match "$T_DIR/e3.body" '^: ?keepalive' 5 && ok "e3: the reconnect after x1 died is re-pinned to x2" ||
 	fail "e3: no stream after the re-pin: $(head -n 1 "$T_DIR/e3.hdr") $(head -c 300 "$T_DIR/e3.body")"

@@ -64,7 +64,7 @@ session() {
 	if wait_match "$ctl/paused" '.' 30; then
 		KILLED=$(jq -r '.replica // empty' "$ctl/paused")
 		if [ -n "$KILLED" ] && [ -n "${RPID[$KILLED]:-}" ]; then
-			stop_wait "${RPID[$KILLED]}" KILL 5 || fail "$name: $KILLED did not die"
+			kill_wait "${RPID[$KILLED]}" KILL 5 || fail "$name: $KILLED did not die"
 			log "$name: killed $KILLED (pid ${RPID[$KILLED]}) after call 4"
 		else
 			fail "$name: the client paused on an unknown replica '$KILLED'"
@@ -117,7 +117,7 @@ check_session "sdk 1.x -> gateway -> mcpgw backend"
 assert_eq "mcpgw backend: one initialize replayed on the survivors" 1 "$(init_sum "${ADDRS[@]}")"
 REPLAYS=$(gstat "$GWADDR" '.sessions.replays')
 assert_eq "mcpgw backend: the gateway counted one replay" 1 "$REPLAYS"
-stop_serve
+sf_stop_serve
 
 # --- SDK 1.x -> gateway -> server-everything replicas ---------------------------------------------
 start_everything() { # NAME: sets E_ADDR
