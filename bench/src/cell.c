@@ -309,6 +309,10 @@ static void backend_argv(const struct rep *r, struct argv_buf *a, int idx,
 	av_add(a, "warn");
 	av_add(a, "--shutdown-timeout");
 	av_add(a, SHUTDOWN_TIMEOUT);
+	if (r->o->service_ms > 0) {
+		av_add(a, "--delay-ms");
+		av_add(a, "%d", r->o->service_ms);
+	}
 	if (c->era == MGW_BENCH_MODERN && c->state != MGW_BENCH_STATE_NONE) {
 		av_add(a, "--state");
 		av_add(a, "%s", mgw_bench_state_name(c->state));

@@ -39,6 +39,11 @@ int mgw_bench_html_main(int argc, char **argv) __attribute__((weak));
 #define MIN_REPS 5
 #define DEFAULT_REPS 10
 #define DEFAULT_THRESHOLD 256
+/* The load client hands an open-loop tick to the most recently idle
+ * virtual user, so with sub-millisecond answers one user (one session)
+ * would carry the whole rate; a service time keeps rate x time calls in
+ * flight, each on its own user, as many clients would. */
+#define DEFAULT_SERVICE_MS 50
 
 static const char usage_text[] =
 "usage: mcpgw-bench SCENE [OPTIONS]\n"
@@ -85,6 +90,10 @@ static const char usage_text[] =
 "  --external-name NAME the external path's name in tables (default\n"
 "                       external)\n"
 "  --cell GLOB          only cells whose name or slug matches (repeatable)\n"
+"  --service-ms N       every replica answers after N ms (default 50):\n"
+"                       at R rps about R*N/1000 calls are in flight, each\n"
+"                       virtual user with its own session or handle; 0\n"
+"                       lets one user carry the whole load\n"
 "  --concurrency N      the load client's in-flight bound (default 64)\n"
 "  --workers N          gateway worker threads (default 1)\n"
 "  --cooldown-max S     longest wait before a cell for TIME_WAIT sockets\n"
@@ -249,12 +258,14 @@ static json_t *build_report(struct run *R, int finished)
 			if (agg)
 				json_array_append_new(cells, agg);
 		}
-		so = json_pack("{s:s, s:s, s:o, s:o, s:i, s:o, s:s?, s:o, s:s, s:o}",
+		so = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:o, s:s?, s:o, s:s, "
+		               "s:o}",
 			"scene", mgw_bench_scene_name(sr->scene),
 			"title", mgw_bench_scene_title(sr->scene),
 			"offered_rps", json_real(c0 ? c0->offered_rps : 0),
 			"duration_s", json_real(c0 ? c0->duration_s : 0),
 			"reps", R->o.reps,
+			"service_ms", R->o.service_ms,
 			"kill_at_s", mgw_bench_scene_kills(sr->scene) && c0
 			                 ? json_real(c0->kill_at_s) : json_null(),
 			"kill_signal", mgw_bench_scene_kills(sr->scene)
@@ -270,13 +281,13 @@ static json_t *build_report(struct run *R, int finished)
 		if (so)
 			json_array_append_new(scenes, so);
 	}
-	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:s?, s:s?}",
+	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:s?, s:s?}",
 		"quick", R->o.quick, "reps", R->o.reps,
 		"cooldown_max_s", json_real(R->o.cooldown_max_s),
 		"cooldown_threshold", R->o.cooldown_threshold,
 		"workers", R->o.workers,
 		"readiness_delay_s", json_real(R->env.readiness_delay_s),
-		"concurrency", R->o.concurrency,
+		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
 		"external", R->o.external, "external_name", R->o.external_name);
 	rep = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:O, s:O, s:o, s:o}",
 		"tool", "mcpgw-bench",
@@ -466,7 +477,7 @@ enum {
 	OPT_QUICK = 256, OPT_REPS, OPT_OUT, OPT_EXTERNAL, OPT_EXTERNAL_NAME,
 	OPT_DURATION, OPT_RATE, OPT_KILL_AT, OPT_KILL_SIGNAL, OPT_READINESS,
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
-	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL,
+	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
 };
 
 static const struct option long_opts[] = {
@@ -484,6 +495,7 @@ static const struct option long_opts[] = {
 	{ "redis-server", required_argument, NULL, OPT_REDIS },
 	{ "cell", required_argument, NULL, OPT_CELL },
 	{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
+	{ "service-ms", required_argument, NULL, OPT_SERVICE_MS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cooldown-max", required_argument, NULL, OPT_COOL_MAX },
 	{ "cooldown-threshold", required_argument, NULL, OPT_COOL_THRESHOLD },
@@ -508,6 +520,7 @@ static int parse_args(struct run *R, int argc, char **argv)
 	o->redis_server = "redis-server";
 	o->workers = 1;
 	o->cooldown_threshold = DEFAULT_THRESHOLD;
+	o->service_ms = DEFAULT_SERVICE_MS;
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		rc = 0;
@@ -555,6 +568,10 @@ static int parse_args(struct run *R, int argc, char **argv)
 		case OPT_CONCURRENCY:
 			rc = parse_num("--concurrency", optarg, 1, 100000, &v);
 			o->concurrency = (int)v;
+			break;
+		case OPT_SERVICE_MS:
+			rc = parse_num("--service-ms", optarg, 0, 60000, &v);
+			o->service_ms = (int)v;
 			break;
 		case OPT_WORKERS:
 			rc = parse_num("--workers", optarg, 1, 64, &v);

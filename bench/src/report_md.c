@@ -118,6 +118,9 @@ static void conditions(FILE *f, const json_t *s)
 	        json_number_value(get(s, "duration_s")),
 	        (long long)json_integer_value(get(s, "reps")),
 	        json_integer_value(get(s, "reps")) == 1 ? "" : "s");
+	if (json_integer_value(get(s, "service_ms")) > 0)
+		fprintf(f, "; replicas answer after %lld ms",
+		        (long long)json_integer_value(get(s, "service_ms")));
 	if (json_is_number(k))
 		fprintf(f, "; SIG%s at %g s on the load client's clock, the "
 		        "replacement started %g s later on the same port",
