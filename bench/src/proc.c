@@ -112,6 +112,9 @@ int mgw_bench_proc_spawn(struct mgw_bench_proc *p, const char *role,
 	int in_fd = -1, out_fd = -1, err_fd = -1, rc = MGW_EIO;
 	pid_t parent = getpid(), pid;
 
+	/* a struct reused for a new process must not stay in the registry
+	 * twice (callers hand in zeroed or reaped structs) */
+	mgw_bench_proc_unregister(p);
 	memset(p, 0, sizeof(*p));
 	snprintf(p->role, sizeof(p->role), "%s", role);
 	if (out_path)
