@@ -169,6 +169,35 @@ static uint64_t rng_below(struct mgw_upstream_picker *pk, uint64_t n)
 	return (rng_next(pk) >> 11) % n;
 }
 
+/* Every worker has its own smooth round-robin state; starting them all at
+ * the top of the cycle sends the first request of each worker to the same
+ * server, so light traffic (and the first legacy sessions) piled onto it.
+ * A production picker (random seed) therefore starts each group at a
+ * random point of its cycle; seeded pickers (tests) keep the exact order. */
+static void stagger(struct mgw_upstream_picker *pk)
+{
+	for (size_t gi = 0; gi < pk->ups->n_groups; gi++) {
+		const struct mgw_upstream_group *g = &pk->ups->groups[gi];
+		int64_t *cur = pk->current[gi], total = 0;
+		uint64_t steps;
+
+		for (size_t i = 0; i < g->n_servers; i++)
+			total += g->servers[i].weight;
+		if (total <= 0)
+			continue;
+		steps = rng_below(pk, (uint64_t)total);
+		while (steps--) {
+			size_t best = 0;
+			for (size_t i = 0; i < g->n_servers; i++) {
+				cur[i] += g->servers[i].weight;
+				if (cur[i] > cur[best])
+					best = i;
+			}
+			cur[best] -= total;
+		}
+	}
+}
+
 struct mgw_upstream_picker *mgw_upstream_picker_new(
 	const struct mgw_upstreams *ups, uint64_t seed)
 {
@@ -188,8 +217,12 @@ struct mgw_upstream_picker *mgw_upstream_picker_new(
 		if (!pk->current[i])
 			goto fail;
 	}
-	while (seed == 0)
-		seed = mgw_random_below(UINT64_MAX);
+	if (seed == 0) {
+		while (seed == 0)
+			seed = mgw_random_below(UINT64_MAX);
+		pk->rng = seed;
+		stagger(pk);
+	}
 	pk->rng = seed;
 	return pk;
 fail:
