@@ -223,6 +223,35 @@ struct run {
 	int interrupted;
 };
 
+/* argv as one shell command line (arguments quoted where the shell
+ * would split or expand them), for the report's "command". */
+static void command_line(char *buf, size_t len, int argc, char **argv)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < argc && used + 4 < len; i++) {
+		const char *a = i ? argv[i] : "mcpgw-bench";
+		int quote = !*a || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") != NULL;
+
+		if (i)
+			buf[used++] = ' ';
+		if (quote)
+			buf[used++] = '\'';
+		for (; *a && used + 6 < len; a++) {
+			if (quote && *a == '\'') {
+				memcpy(buf + used, "'\\''", 4);
+				used += 4;
+			} else {
+				buf[used++] = *a;
+			}
+		}
+		if (quote)
+			buf[used++] = '\'';
+		buf[used] = '\0';
+	}
+}
+
 static void iso_now(char *buf, size_t len)
 {
 	time_t t = time(NULL);
@@ -736,6 +765,8 @@ int main(int argc, char **argv)
 		}
 		return mgw_bench_html_main(argc - 1, argv + 1);
 	}
+	/* before getopt permutes argv: the command as the user typed it */
+	command_line(R.command, sizeof(R.command), argc, argv);
 	rc = parse_args(&R, argc, argv);
 	if (rc >= 0)
 		return rc;
@@ -782,14 +813,6 @@ int main(int argc, char **argv)
 	rc = prepare_out(&R);
 	if (rc != 0)
 		goto done_rc;
-	{
-		size_t used = 0;
-
-		for (int i = 0; i < argc && used + 2 < sizeof(R.command); i++)
-			used += (size_t)snprintf(R.command + used,
-			                         sizeof(R.command) - used, "%s%s",
-			                         i ? " " : "", i ? argv[i] : "mcpgw-bench");
-	}
 	iso_now(R.started, sizeof(R.started));
 	R.machine = mgw_bench_machine();
 	R.versions = mgw_bench_versions(&R.o);

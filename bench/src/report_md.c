@@ -112,12 +112,14 @@ static void conditions(FILE *f, const json_t *s)
 {
 	const json_t *k = get(s, "kill_at_s");
 
+	json_int_t reps = json_integer_value(get(s, "reps"));
+
 	fprintf(f, "Offered %g rps (open loop) for %g s per run, %lld "
-	        "repetition%s per cell in alternating order",
-	        json_number_value(get(s, "offered_rps")),
-	        json_number_value(get(s, "duration_s")),
-	        (long long)json_integer_value(get(s, "reps")),
-	        json_integer_value(get(s, "reps")) == 1 ? "" : "s");
+	        "repetition%s per cell", json_number_value(get(s, "offered_rps")),
+	        json_number_value(get(s, "duration_s")), (long long)reps,
+	        reps == 1 ? "" : "s");
+	if (reps > 1)
+		fputs(" in alternating order", f);
 	if (json_integer_value(get(s, "service_ms")) > 0)
 		fprintf(f, "; replicas answer after %lld ms",
 		        (long long)json_integer_value(get(s, "service_ms")));
