@@ -4,14 +4,17 @@
 # mid-run (and restarted on its port a little later), with and without
 # the stateful gateway in front.
 #
-#   bench/kill-scene.sh [-r REPLICAS] [-d SECONDS] [-q RPS] [-c USERS]
+#   bench/kill-scene.sh [-r REPLICAS] [-d SECONDS] [-c USERS] [-t THINK]
 #                       [-k KILL_AT] [-R RESTART_AFTER] [-w WORKERS]
 #
-# Defaults: 4 `mcpgw backend --era legacy` replicas, 20 s of open-loop
-# load at 200 calls/s (64 virtual users at most), replica 1 killed at
-# 8 s and restarted 3 s later (-R 0: never), gateway with 2 workers.
-# The load client is `mcpgw load --dialect legacy` (initialize, calls
-# with the session id, a lost session re-initializes), calling echo.
+# Defaults: 4 `mcpgw backend --era legacy` replicas, 20 s of closed-loop
+# load by 16 virtual users, each with its own legacy session and a 50 ms
+# think time between calls (about 300 calls/s: enough sessions that
+# every replica holds some, which an open loop on a fast server would not
+# give), replica 1 killed at 8 s and restarted 3 s later (-R 0: never),
+# gateway with 2 workers.  The load client is `mcpgw load --dialect
+# legacy` (initialize, calls with the session id, a lost session
+# re-initializes), calling echo.
 # Four rows, each on fresh replicas:
 #   service/reuse  the load client picks a replica at random per
 #                  connection and keeps it (a Kubernetes Service, keep-alive)
@@ -28,10 +31,10 @@
 # bench/results/kill-scene-<UTC date>.md.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-R=4 D=20 Q=200 C=64 K=8 RS=3 W=2
-while getopts r:d:q:c:k:R:w: o; do
+R=4 D=20 C=16 TH=50ms K=8 RS=3 W=2
+while getopts r:d:c:t:k:R:w: o; do
 	case $o in
-	r) R=$OPTARG ;; d) D=$OPTARG ;; q) Q=$OPTARG ;; c) C=$OPTARG ;;
+	r) R=$OPTARG ;; d) D=$OPTARG ;; c) C=$OPTARG ;; t) TH=$OPTARG ;;
 	k) K=$OPTARG ;; R) RS=$OPTARG ;; w) W=$OPTARG ;; *) exit 2 ;;
 	esac
 done
@@ -109,7 +112,7 @@ scene() {
 	for u in "$@"; do targets+=(--target "$u"); done
 	"$MCPGW" load --quiet --json "$work/$tag.json" "${targets[@]}" --dialect legacy \
 		--connection "$conn" --tool echo --arg text=kill-scene \
-		--rate "$Q" --concurrency "$C" --duration "${D}s" \
+		--concurrency "$C" --think "$TH" --duration "${D}s" \
 		>"$work/$tag-load.out" 2>"$work/$tag-load.err" &
 	lpid=$!
 	pids+=($lpid)
@@ -188,8 +191,8 @@ mkdir -p "$top/bench/results"
 {
 	echo "# kill scene — $(date -u +%F), $(nproc) cores, loopback"
 	echo
-	echo "$R \`mcpgw backend --era legacy\` replicas; \`mcpgw load --dialect legacy\`, open loop"
-	echo "$Q calls/s for ${D}s (at most $C virtual users), tools/call echo; replica r1"
+	echo "$R \`mcpgw backend --era legacy\` replicas; \`mcpgw load --dialect legacy\`, closed loop,"
+	echo "$C virtual users (one session each) with $TH think time, ${D}s, tools/call echo; replica r1"
 	echo "SIGKILLed at ${K}s$([ "$RS" -gt 0 ] && echo " and restarted on its port ${RS}s later"). Gateway: mcpgw serve --mode"
 	echo "stateful, memory store, $W workers. Load average before the runs:"
 	echo "$(cut -d' ' -f1-3 /proc/loadavg)."
@@ -198,10 +201,15 @@ mkdir -p "$top/bench/results"
 	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 	echo
-	echo "Gateway counters at the end of each mcpgw run:"
+	echo "Gateway counters (GET $STATS_PATH) at the end of each mcpgw run: sessions"
+	echo "created, re-pins by reason, replays, requests lost in flight (replayed /"
+	echo "refused), unrecoverable; sessions pinned per replica (picked):"
 	echo
 	for conn in new reuse; do
-		echo "- mcpgw/$conn: \`$(jq -c . "$work/keep-mcpgw-$conn-stats.json" 2>/dev/null || echo unavailable)\`"
+		echo "- mcpgw/$conn: \`$(jq -c '{created: .sessions.created, repins: (.sessions.repins | with_entries(select(.value > 0))),
+			replays: .sessions.replays, inflight_replayed: .sessions.inflight_replayed,
+			replays_refused: .sessions.replays_refused, unrecoverable: .sessions.unrecoverable,
+			picked: [.upstreams[0].servers[].picked]}' "$work/keep-mcpgw-$conn-stats.json" 2>/dev/null || echo unavailable)\`"
 	done
 } | tee "$out"
 echo "kept in $out" >&2
