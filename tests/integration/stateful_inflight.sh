@@ -116,11 +116,13 @@ r1_session "$GW" || die "no session on r1"
 legacy "$GW" 2 tools/list '{}'
 assert_jq "B: sleep is annotated read-only/idempotent" \
 	'.result.tools[] | select(.name == "sleep") | .annotations.readOnlyHint == true or .annotations.idempotentHint == true'
+IR0=$(gstat "$GWADDR" .sessions.inflight_replayed)
 inflight B "$GW" 42 tools/call '{"name":"sleep","arguments":{"ms":100}}'
 assert_code "B: sleep lost in flight is replayed and succeeds" 200
 assert_jq "B: its own result" '.id == 42 and .result.content[0].text == "slept 100 ms"'
 assert_eq "B: the call reached a survivor exactly once" 1 "$(elsewhere)"
 assert_eq "B: after one replayed initialize" "$((I0 + 1))" "$(init_sum "$R2" "$R3")"
+assert_cmp "B: counted as replayed in flight" "$(gstat "$GWADDR" .sessions.inflight_replayed)" '>=' "$((IR0 + 1))"
 goes_on B
 
 # --- C: no tools/list seen in this session: not known to be safe ---------------------------------------
@@ -133,10 +135,12 @@ goes_on C
 
 # --- D: a request that is not a tools/call is replayed ---------------------------------------------------
 r1_session "$GW" || die "no session on r1"
+IR0=$(gstat "$GWADDR" .sessions.inflight_replayed)
 inflight D "$GW" 44 tools/list '{}'
 assert_code "D: tools/list lost in flight is replayed" 200
 assert_jq "D: its own result" '.id == 44 and (.result.tools | map(.name) | index("echo") != null)'
 assert_eq "D: tools/list reached a survivor exactly once" 1 "$(elsewhere)"
+assert_cmp "D: counted as replayed in flight" "$(gstat "$GWADDR" .sessions.inflight_replayed)" '>=' "$((IR0 + 1))"
 goes_on D
 sf_stop_serve "$GWPID"
 
@@ -145,10 +149,12 @@ start_serve -c "$T_DIR/always.yaml"
 GW_NOW=$G_URL
 r1_session "$G_URL" || die "no session on r1 (replay: always)"
 legacy "$G_URL" 2 tools/list '{}'
+IR0=$(gstat "$G_ADDR" .sessions.inflight_replayed)
 inflight E "$G_URL" 45 tools/call '{"name":"notify","arguments":{"text":"again"}}'
 assert_code "E: replay: always - notify lost in flight is replayed" 200
 assert_jq "E: its own result" '.id == 45 and has("result")'
 assert_eq "E: notify reached a survivor exactly once" 1 "$(elsewhere)"
+assert_cmp "E: counted as replayed in flight" "$(gstat "$G_ADDR" .sessions.inflight_replayed)" '>=' "$((IR0 + 1))"
 goes_on E
 
 finish

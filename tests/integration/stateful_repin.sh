@@ -100,9 +100,12 @@ scene() { # LOST_STATUS
 	PID[$h]=$B_PID
 	local s0
 	s0=$(init_sum "${ADDR[${rest[0]}]}" "${ADDR[${rest[1]}]}")
+	local lr0
+	lr0=$(gstat "$gaddr" ".sessions.repins.lost_$st")
 	lwho "$gw"
 	assert_code "$t: a request to the restarted replica succeeds" 200
 	assert_eq "$t: the restarted replica answered lost-session once (re-pin trigger)" 1 "$(bstat "$haddr" .lost_session_rejections)"
+	assert_eq "$t: the gateway counted a re-pin for reason lost_$st" "$((lr0 + 1))" "$(gstat "$gaddr" ".sessions.repins.lost_$st")"
 	assert_eq "$t: one initialize replayed for it" "$((s0 + 1))" "$(init_sum "${ADDR[${rest[0]}]}" "${ADDR[${rest[1]}]}")"
 	[ -z "$SID_BACK" ] || assert_eq "$t: the client's id is kept" "$sid2" "$SID_BACK"
 	lwho "$gw"

@@ -110,7 +110,8 @@ sf_stop_serve
 # --- Last-Event-ID with replicas that number their events -----------------------------------------------
 # sse.js: a legacy server whose GET stream sends one event with id "ev-1"
 # at once, then keep-alives; GET /last-ids lists the Last-Event-ID of
-# each GET stream it opened (null when there was none).
+# each GET stream it opened (null when there was none), GET /sessions
+# counts the sessions it made.
 cat >"$T_DIR/sse.js" <<'JS'
 const http = require('http');
 const crypto = require('crypto');
@@ -120,6 +121,7 @@ const lost = '{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Sessi
 const srv = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') { res.end('ok'); return; }
   if (req.method === 'GET' && req.url === '/last-ids') { res.end(JSON.stringify(lastIds)); return; }
+  if (req.method === 'GET' && req.url === '/sessions') { res.end(String(sessions.size)); return; }
   const sid = req.headers['mcp-session-id'];
   if (req.method === 'GET') {
     if (!sessions.has(sid)) { res.statusCode = 404; res.end(lost); return; }
@@ -176,7 +178,13 @@ X2=$X_ADDR
 SF_WEIGHTS="1000 1" sf_config "$T_DIR/sse.yaml" stateful "$X1" "$X2"
 start_serve -c "$T_DIR/sse.yaml"
 GW=$G_URL
-sf_init "$GW" || die "no session through the sse servers"
+# x1 has nearly all the weight (the round robin starts at a random point:
+# a session that landed on x2 is simply not used)
+for k in 1 2 3 4 5; do
+	N1=$(curl -sS --max-time 5 "http://$X1/sessions")
+	sf_init "$GW" || die "no session through the sse servers"
+	[ "$(curl -sS --max-time 5 "http://$X1/sessions")" = "$((N1 + 1))" ] && break
+done
 get_stream e1
 wait_match "$T_DIR/e1.body" '^id:' 5 || fail "e1: the event with an id did not come through: $(head -c 300 "$T_DIR/e1.body")"
 EID=$(first_id e1)
