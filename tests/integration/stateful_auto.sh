@@ -5,8 +5,9 @@
 # listener, in front of two "--era dual" replicas.  The legacy session is
 # the gateway's (its id never reaches a replica) and pinned; modern calls
 # are balanced over both replicas and get no session; a pinned replica
-# dying re-pins the legacy session while modern calls go on; DELETE with
-# the session ends it, and GET without a session is the stateless 405.
+# dying re-pins the legacy session while modern calls go on; GET with the
+# session is the legacy stream, DELETE with the session ends it (and the
+# stream), and GET without a session is the stateless 405.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -16,7 +17,7 @@ watchdog 60
 
 declare -A ADDR PID
 for r in d1 d2; do
-	start_backend --era dual --id "$r" --record 200
+	start_backend --era dual --id "$r" --record 200 --sse-keepalive 200ms
 	ADDR[$r]=$B_ADDR
 	PID[$r]=$B_PID
 done
@@ -68,8 +69,16 @@ assert_eq "modern: calls go on on the survivor" "" "$BAD"
 req GET "$GW" -H 'Accept: text/event-stream'
 assert_code "GET without a session: the stateless answer" 405
 SID=$LSID
+stream_open get 20 GET "$GW" -H 'Accept: text/event-stream' \
+	-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
+GETPID=$S_PID
+wait_match "$T_DIR/get.body" '^: ?keepalive' 5 && ok "GET with the session: the legacy stream, through the stateful path" ||
+	fail "GET with the session: no keep-alive: $(head -n 1 "$T_DIR/get.hdr") $(head -c 300 "$T_DIR/get.body")"
+assert_eq "GET with the session: held by the pinned replica" 1 "$(bstat "${ADDR[$OTHER]}" .get_streams_open)"
 req DELETE "$GW" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
 assert_code "DELETE with the session" '2[0-9][0-9]'
+wait_pid "$GETPID" 5
+[ $? -ne 124 ] && ok "the DELETE closed the session's stream" || fail "the stream outlived the DELETE by 5 s"
 lwho "$GW"
 assert_code "the deleted legacy session" 404
 who "$GW"
