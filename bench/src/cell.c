@@ -618,6 +618,10 @@ static int start_load(struct rep *r, const char *json_path)
 	av_add(&a, LOAD_TIMEOUT);
 	av_add(&a, "--log-level");
 	av_add(&a, "error");
+	/* Like a real client (the SDKs list tools after initialize), so a
+	 * gateway learns which tools are read-only and may replay them when a
+	 * replica dies with the call in flight. */
+	av_add(&a, "--list-tools");
 	if (r->o->concurrency > 0) {
 		av_add(&a, "--concurrency");
 		av_add(&a, "%d", r->o->concurrency);
