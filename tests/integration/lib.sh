@@ -637,20 +637,10 @@ poll_until() {
 # subshell's child: the status is lost and a zombie stays behind).  Sets
 # STOP_STATUS to the exit status (128+N for a signal); returns 1 if the
 # process is still running after SECS seconds.
+# (kill_wait below does the work: one /proc read per look, so a zombie
+# reaped by the shell between two checks is not taken for alive.)
 stop_wait() {
-	local pid=$1 sig=${2:-TERM} secs=${3:-10} i=0
-	STOP_STATUS=""
-	kill -"$sig" "$pid" 2>/dev/null
-	while kill -0 "$pid" 2>/dev/null && ! is_zombie "$pid" && [ $i -lt $((secs * 10)) ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$pid" 2>/dev/null && ! is_zombie "$pid"; then
-		return 1
-	fi
-	wait "$pid" 2>/dev/null
-	STOP_STATUS=$?
-	return 0
+	kill_wait "$@"
 }
 
 # stop_serve [PID]: stops a gateway (default G_PID) with SIGTERM and
