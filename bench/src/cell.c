@@ -622,6 +622,11 @@ static int start_load(struct rep *r, const char *json_path)
 	 * gateway learns which tools are read-only and may replay them when a
 	 * replica dies with the call in flight. */
 	av_add(&a, "--list-tools");
+	/* Real legacy clients list tools after initializing; the gateway
+	 * learns from that list which in-flight calls it may replay after a
+	 * re-pin (readOnlyHint / idempotentHint). */
+	if (c->era == MGW_BENCH_LEGACY && !r->o->no_list_tools)
+		av_add(&a, "--list-tools");
 	if (r->o->concurrency > 0) {
 		av_add(&a, "--concurrency");
 		av_add(&a, "%d", r->o->concurrency);

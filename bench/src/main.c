@@ -94,6 +94,9 @@ static const char usage_text[] =
 "                       at R rps about R*N/1000 calls are in flight, each\n"
 "                       virtual user with its own session or handle; 0\n"
 "                       lets one user carry the whole load\n"
+"  --no-list-tools      legacy clients do not call tools/list after each\n"
+"                       initialization (by default they do, as real\n"
+"                       clients do)\n"
 "  --concurrency N      the load client's in-flight bound (default 64)\n"
 "  --workers N          gateway worker threads (default 1)\n"
 "  --cooldown-max S     longest wait before a cell for TIME_WAIT sockets\n"
@@ -287,14 +290,15 @@ static json_t *build_report(struct run *R, int finished)
 			if (agg)
 				json_array_append_new(cells, agg);
 		}
-		so = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:o, s:s?, s:o, s:s, "
-		               "s:o}",
+		so = json_pack("{s:s, s:s, s:o, s:o, s:i, s:i, s:b, s:o, s:s?, s:o, "
+		               "s:s, s:o}",
 			"scene", mgw_bench_scene_name(sr->scene),
 			"title", mgw_bench_scene_title(sr->scene),
 			"offered_rps", json_real(c0 ? c0->offered_rps : 0),
 			"duration_s", json_real(c0 ? c0->duration_s : 0),
 			"reps", R->o.reps,
 			"service_ms", R->o.service_ms,
+			"list_tools", !R->o.no_list_tools,
 			"kill_at_s", mgw_bench_scene_kills(sr->scene) && c0
 			                 ? json_real(c0->kill_at_s) : json_null(),
 			"kill_signal", mgw_bench_scene_kills(sr->scene)
@@ -310,13 +314,15 @@ static json_t *build_report(struct run *R, int finished)
 		if (so)
 			json_array_append_new(scenes, so);
 	}
-	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:s?, s:s?}",
+	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:b, s:s?, "
+	                 "s:s?}",
 		"quick", R->o.quick, "reps", R->o.reps,
 		"cooldown_max_s", json_real(R->o.cooldown_max_s),
 		"cooldown_threshold", R->o.cooldown_threshold,
 		"workers", R->o.workers,
 		"readiness_delay_s", json_real(R->env.readiness_delay_s),
 		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
+		"list_tools", !R->o.no_list_tools,
 		"external", R->o.external, "external_name", R->o.external_name);
 	rep = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:O, s:O, s:o, s:o}",
 		"tool", "mcpgw-bench",
@@ -507,6 +513,7 @@ enum {
 	OPT_DURATION, OPT_RATE, OPT_KILL_AT, OPT_KILL_SIGNAL, OPT_READINESS,
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
 	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
+	OPT_NO_LIST_TOOLS,
 };
 
 static const struct option long_opts[] = {
@@ -525,6 +532,7 @@ static const struct option long_opts[] = {
 	{ "cell", required_argument, NULL, OPT_CELL },
 	{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
 	{ "service-ms", required_argument, NULL, OPT_SERVICE_MS },
+	{ "no-list-tools", no_argument, NULL, OPT_NO_LIST_TOOLS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cooldown-max", required_argument, NULL, OPT_COOL_MAX },
 	{ "cooldown-threshold", required_argument, NULL, OPT_COOL_THRESHOLD },
@@ -598,6 +606,7 @@ static int parse_args(struct run *R, int argc, char **argv)
 			rc = parse_num("--concurrency", optarg, 1, 100000, &v);
 			o->concurrency = (int)v;
 			break;
+		case OPT_NO_LIST_TOOLS: o->no_list_tools = 1; break;
 		case OPT_SERVICE_MS:
 			rc = parse_num("--service-ms", optarg, 0, 60000, &v);
 			o->service_ms = (int)v;

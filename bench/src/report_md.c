@@ -123,6 +123,8 @@ static void conditions(FILE *f, const json_t *s)
 	if (json_integer_value(get(s, "service_ms")) > 0)
 		fprintf(f, "; replicas answer after %lld ms",
 		        (long long)json_integer_value(get(s, "service_ms")));
+	if (json_is_true(get(s, "list_tools")))
+		fputs("; legacy clients list tools after each initialization", f);
 	if (json_is_number(k))
 		fprintf(f, "; SIG%s at %g s on the load client's clock, the "
 		        "replacement started %g s later on the same port",
