@@ -618,10 +618,6 @@ static int start_load(struct rep *r, const char *json_path)
 	av_add(&a, LOAD_TIMEOUT);
 	av_add(&a, "--log-level");
 	av_add(&a, "error");
-	/* Like a real client (the SDKs list tools after initialize), so a
-	 * gateway learns which tools are read-only and may replay them when a
-	 * replica dies with the call in flight. */
-	av_add(&a, "--list-tools");
 	/* Real legacy clients list tools after initializing; the gateway
 	 * learns from that list which in-flight calls it may replay after a
 	 * re-pin (readOnlyHint / idempotentHint). */
