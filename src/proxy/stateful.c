@@ -1449,8 +1449,9 @@ static void on_up_error(struct mgw_client_req *r,
 		fail(q, kind, detail);
 		return;
 	}
-	q->replays++;
-	atomic_fetch_add(&q->sf->sh->cnt.inflight_replayed, 1);
+	/* counted once per request, however many sends it took */
+	if (q->replays++ == 0)
+		atomic_fetch_add(&q->sf->sh->cnt.inflight_replayed, 1);
 	note_why(q, "replayed-after-loss");
 	/* Through the pin check again: a replica that is down, ejected or
 	 * refusing by now moves the session; one that still answers gets
