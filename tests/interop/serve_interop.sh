@@ -63,7 +63,10 @@ start_backend --era modern --id b1 --record 100
 B1=$B_ADDR
 start_backend --era modern --id b2 --record 100
 B2=$B_ADDR
-start_serve --upstream "http://$B1" --upstream "http://$B2"
+# One worker: each worker keeps its own round robin (starting at a random
+# point), so with two workers the client's two or three requests may land
+# on one replica; one worker alternates them exactly.
+start_serve --upstream "http://$B1" --upstream "http://$B2" --workers 1
 rec_clear "$B1"
 rec_clear "$B2"
 client pin_backends "$G_URL" pin "héllo through the gateway"
