@@ -12,6 +12,14 @@ PKGS=(
 	chromium
 )
 
+# --list prints the package names (for .ci/run's explicit apt-get install).
+if [ "${1:-}" = "--list" ]; then
+	printf '%s\n' "${PKGS[@]}"
+	command -v node >/dev/null 2>&1 || echo nodejs
+	command -v npm >/dev/null 2>&1 || echo npm
+	exit 0
+fi
+
 missing=()
 for p in "${PKGS[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
