@@ -26,6 +26,7 @@
 #include "bench/src/proc.h"
 #include "bench/src/report_json.h"
 #include "bench/src/report_md.h"
+#include "bench/src/resume.h"
 #include "bench/src/scene.h"
 #include "bench/src/subst.h"
 
@@ -47,6 +48,7 @@ int mgw_bench_html_main(int argc, char **argv) __attribute__((weak));
 
 static const char usage_text[] =
 "usage: mcpgw-bench SCENE [OPTIONS]\n"
+"       mcpgw-bench resume DIR\n"
 "       mcpgw-bench html DIR\n"
 "\n"
 "The churn bench: starts `mcpgw backend` replicas, `mcpgw serve` gateways,\n"
@@ -113,7 +115,10 @@ static const char usage_text[] =
 "Writes DIR/report.md, report.json, report.csv, report.html,\n"
 "versions.txt, runs/SCENE/CELL-rNN.json (the load client's report, kill\n"
 "records, gateway counters) and logs/.  `mcpgw-bench html DIR` re-renders\n"
-"report.html.  See doc/bench.md.\n"
+"report.html.  `mcpgw-bench resume DIR` continues an interrupted run with\n"
+"its own options, running only the repetitions it lacks; it refuses when\n"
+"the machine or a component's build (mcpgw's SHA-256 among them) is not\n"
+"the one DIR was measured with.  See doc/bench.md.\n"
 "\n"
 "Exit status: 0 every cell has at least one valid repetition; 1 a cell\n"
 "has none, a component could not be run, or the run was interrupted;\n"
@@ -221,6 +226,10 @@ struct run {
 	struct scene_run scenes[MGW_BENCH_SCENE_N];
 	size_t n_scenes;
 	json_t *machine, *versions;
+	json_t *argv;     /* the command line as an array, for a resume */
+	json_t *sittings; /* [{started_at, command}], one per sitting */
+	const char *resume_dir; /* set by `mcpgw-bench resume DIR` */
+	json_t *resumed;  /* that DIR's report.json */
 	char command[4096];
 	char started[40];
 	int interrupted;
@@ -324,9 +333,12 @@ static json_t *build_report(struct run *R, int finished)
 		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
 		"list_tools", !R->o.no_list_tools,
 		"external", R->o.external, "external_name", R->o.external_name);
-	rep = json_pack("{s:s, s:s, s:s, s:s?, s:b, s:O, s:O, s:o, s:o}",
+	rep = json_pack("{s:s, s:s, s:O, s:O, s:s, s:s?, s:b, s:O, s:O, s:o, "
+	                "s:o}",
 		"tool", "mcpgw-bench",
 		"command", R->command,
+		"argv", R->argv,
+		"sittings", R->sittings,
 		"started_at", R->started,
 		"finished_at", finished ? fin : NULL,
 		"complete", finished && !R->interrupted,
@@ -402,11 +414,26 @@ static void progress(const struct scene_run *sr, int ci, int rep, int reps,
 	fflush(stdout);
 }
 
-/* Runs every repetition of every scene.  Returns 0, MGW_ECLOSED when
- * interrupted, MGW_EIO when a record could not be written. */
+/* Whether runs (an array of run records) holds repetition rep. */
+static int has_rep(const json_t *runs, int rep)
+{
+	const json_t *rec;
+	size_t i;
+
+	json_array_foreach(runs, i, rec)
+		if (json_integer_value(json_object_get(rec, "rep")) == rep)
+			return 1;
+	return 0;
+}
+
+/* Runs every repetition of every scene that no earlier sitting finished.
+ * Returns 0, MGW_ECLOSED when interrupted, MGW_EIO when a record could
+ * not be written. */
 static int run_all(struct run *R)
 {
-	int first = 1;
+	/* a resumed run cools down first: the last sitting's sockets, or
+	 * anything else's, may still be there */
+	int first = !R->resume_dir;
 
 	for (size_t s = 0; s < R->n_scenes; s++) {
 		struct scene_run *sr = &R->scenes[s];
@@ -421,6 +448,8 @@ static int run_all(struct run *R)
 				char rel[PATH_MAX];
 				int rc;
 
+				if (has_rep(sr->runs[ci], rep))
+					continue; /* finished in an earlier sitting */
 				if (!first)
 					cool = mgw_bench_cooldown(&R->env,
 					                          R->o.cooldown_threshold,
@@ -467,11 +496,13 @@ static int prepare_out(struct run *R)
 	struct stat stt;
 
 	snprintf(path, sizeof(path), "%s/report.json", R->o.out_dir);
-	if (stat(path, &stt) == 0)
+	if (!R->resume_dir && stat(path, &stt) == 0)
 		return usage_error("--out %s already holds a run (report.json); "
-		                   "choose another directory", R->o.out_dir);
+		                   "choose another directory, or continue it with "
+		                   "`mcpgw-bench resume %s`", R->o.out_dir,
+		                   R->o.out_dir);
 	snprintf(path, sizeof(path), "%s/runs", R->o.out_dir);
-	if (stat(path, &stt) == 0)
+	if (!R->resume_dir && stat(path, &stt) == 0)
 		return usage_error("--out %s already holds runs/; choose another "
 		                   "directory", R->o.out_dir);
 	snprintf(path, sizeof(path), "%s/keys", R->o.out_dir);
@@ -484,7 +515,11 @@ static int prepare_out(struct run *R)
 	         "%s/keys/handles.key", R->o.out_dir);
 	snprintf(R->env.session_key, sizeof(R->env.session_key),
 	         "%s/keys/sessions.key", R->o.out_dir);
-	if (write_key(R->env.handle_key) != 0 || write_key(R->env.session_key) != 0) {
+	/* a resume keeps the keys of its first sitting */
+	if ((!R->resume_dir || access(R->env.handle_key, R_OK) != 0 ||
+	     access(R->env.session_key, R_OK) != 0) &&
+	    (write_key(R->env.handle_key) != 0 ||
+	     write_key(R->env.session_key) != 0)) {
 		fprintf(stderr, "mcpgw-bench: cannot write keys under %s\n", path);
 		return MGW_EXIT_RUNTIME;
 	}
@@ -726,6 +761,9 @@ static void free_run(struct run *R)
 		}
 	json_decref(R->machine);
 	json_decref(R->versions);
+	json_decref(R->argv);
+	json_decref(R->sittings);
+	json_decref(R->resumed);
 }
 
 /* Prints every scene's table (the README's demo output). */
@@ -760,10 +798,89 @@ static int all_cells_valid(const struct run *R)
 	return 1;
 }
 
+/* The report of an earlier sitting: its options (argv) become this
+ * run's.  Returns -1 to go on (argc/argv replaced), else an exit status. */
+static int open_resume(struct run *R, const char *dir, int *argc,
+                       char ***argv)
+{
+	char err[512];
+
+	R->resumed = mgw_bench_resume_load(dir, err, sizeof(err));
+	if (!R->resumed) {
+		fprintf(stderr, "mcpgw-bench: resume: %s\n", err);
+		return MGW_EXIT_USAGE;
+	}
+	if (json_is_true(json_object_get(R->resumed, "complete"))) {
+		printf("mcpgw-bench: %s holds a complete run; nothing to resume\n",
+		       dir);
+		return MGW_EXIT_OK;
+	}
+	*argc = mgw_bench_resume_argv(R->resumed, argv);
+	if (*argc < 0) {
+		fprintf(stderr, "mcpgw-bench: resume: out of memory\n");
+		return MGW_EXIT_RUNTIME;
+	}
+	R->resume_dir = dir;
+	return -1;
+}
+
+/* A resume's checks (same machine, same builds) and the repetitions its
+ * earlier sittings finished, loaded into R.  Returns 0 or an exit
+ * status. */
+static int load_resumed(struct run *R)
+{
+	char err[1024];
+	int done = 0, total = 0;
+
+	if (mgw_bench_resume_compare(R->resumed, R->machine, R->versions, err,
+	                             sizeof(err)) != 0) {
+		fprintf(stderr, "mcpgw-bench: cannot resume %s: %s; a run must not "
+		        "mix machines or builds (resume with the build it started "
+		        "with, or start a new run)\n", R->resume_dir, err);
+		return MGW_EXIT_RUNTIME;
+	}
+	for (size_t s = 0; s < R->n_scenes; s++) {
+		struct scene_run *sr = &R->scenes[s];
+		const char *scene = mgw_bench_scene_name(sr->scene);
+
+		for (int rep = 1; rep <= R->o.reps; rep++)
+			for (int i = 0; i < sr->n_cells; i++) {
+				json_t *rec = mgw_bench_resume_run(R->o.out_dir, scene,
+				                                   sr->cells[i].slug, rep);
+				char rel[PATH_MAX];
+
+				total++;
+				if (!rec)
+					continue;
+				snprintf(rel, sizeof(rel), "runs/%s/%s-r%02d.json", scene,
+				         sr->cells[i].slug, rep);
+				json_array_append_new(sr->runs[i], rec);
+				json_array_append_new(sr->paths[i], json_string(rel));
+				done++;
+			}
+	}
+	printf("mcpgw-bench: resuming %s: %d of %d repetitions already done\n",
+	       R->resume_dir, done, total);
+	return 0;
+}
+
+/* The sittings so far (a resume's earlier ones) and this one. */
+static void add_sitting(struct run *R)
+{
+	const json_t *old = R->resumed ? json_object_get(R->resumed, "sittings")
+	                               : NULL;
+
+	R->sittings = json_is_array(old) ? json_deep_copy(old) : json_array();
+	json_array_append_new(R->sittings, json_pack("{s:s, s:s}",
+		"started_at", R->started,
+		"command", R->resume_dir ? "resume" : "start"));
+}
+
 int main(int argc, char **argv)
 {
 	static struct run R; /* big: cells and ports; one per process */
 	char mcpgw_buf[PATH_MAX], out_buf[PATH_MAX], def_out[64], line[256];
+	char **resume_argv = NULL;
 	struct sigaction sa;
 	int rc, status = MGW_EXIT_OK;
 
@@ -774,11 +891,25 @@ int main(int argc, char **argv)
 		}
 		return mgw_bench_html_main(argc - 1, argv + 1);
 	}
+	if (argc >= 2 && strcmp(argv[1], "resume") == 0) {
+		if (argc != 3)
+			return usage_error("usage: mcpgw-bench resume DIR");
+		rc = open_resume(&R, argv[2], &argc, &resume_argv);
+		if (rc >= 0)
+			goto done_rc;
+		argv = resume_argv;
+	}
 	/* before getopt permutes argv: the command as the user typed it */
 	command_line(R.command, sizeof(R.command), argc, argv);
+	R.argv = json_array();
+	for (int i = 0; i < argc; i++)
+		json_array_append_new(R.argv, json_string(i ? argv[i]
+		                                            : "mcpgw-bench"));
 	rc = parse_args(&R, argc, argv);
 	if (rc >= 0)
-		return rc;
+		goto done_rc;
+	if (R.resume_dir)
+		R.o.out_dir = R.resume_dir;
 	R.env.o = &R.o;
 	rc = plan(&R);
 	if (rc >= 0)
@@ -823,8 +954,18 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		goto done_rc;
 	iso_now(R.started, sizeof(R.started));
+	add_sitting(&R);
+	if (R.resume_dir &&
+	    json_is_string(json_object_get(R.resumed, "started_at")))
+		snprintf(R.started, sizeof(R.started), "%s", json_string_value(
+		             json_object_get(R.resumed, "started_at")));
 	R.machine = mgw_bench_machine();
 	R.versions = mgw_bench_versions(&R.o);
+	if (R.resume_dir) {
+		rc = load_resumed(&R);
+		if (rc != 0)
+			goto done_rc;
+	}
 	{
 		char path[PATH_MAX];
 
@@ -871,8 +1012,10 @@ int main(int argc, char **argv)
 		status = MGW_EXIT_RUNTIME;
 	}
 	free_run(&R);
+	mgw_bench_resume_free_argv(resume_argv);
 	return status;
 done_rc:
 	free_run(&R);
+	mgw_bench_resume_free_argv(resume_argv);
 	return rc;
 }

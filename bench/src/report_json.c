@@ -10,6 +10,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
+
 #include "core/errors.h"
 #include "bench/src/proc.h"
 #include "bench/src/report_json.h"
@@ -86,6 +88,54 @@ static json_t *version_of(char *const argv[])
 	return json_string("not found");
 }
 
+/* The executable a command name runs: itself when it has a '/', else
+ * the first match on PATH. */
+static int which(const char *cmd, char *out, size_t len)
+{
+	const char *p = getenv("PATH");
+
+	if (strchr(cmd, '/'))
+		return snprintf(out, len, "%s", cmd) < (int)len ? 0 : MGW_EINVAL;
+	while (p && *p) {
+		size_t n = strcspn(p, ":");
+
+		if (n > 0 && snprintf(out, len, "%.*s/%s", (int)n, p, cmd) < (int)len &&
+		    access(out, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return MGW_ENOTFOUND;
+}
+
+/* SHA-256 of a file, lowercase hex, or "not found".  It names the exact
+ * build a run measured: a version string stays the same while the code
+ * changes, and a resumed run must not mix two builds. */
+static json_t *file_sha256(const char *cmd)
+{
+	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+	char path[4096], hex[2 * EVP_MAX_MD_SIZE + 1];
+	unsigned int mdlen = 0;
+	EVP_MD_CTX *ctx;
+	FILE *f;
+	size_t n;
+	int ok;
+
+	if (which(cmd, path, sizeof(path)) != 0 || !(f = fopen(path, "rbe")))
+		return json_string("not found");
+	ctx = EVP_MD_CTX_new();
+	ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1;
+	while (ok && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		ok = EVP_DigestUpdate(ctx, buf, n) == 1;
+	ok = ok && !ferror(f) && EVP_DigestFinal_ex(ctx, md, &mdlen) == 1;
+	EVP_MD_CTX_free(ctx);
+	fclose(f);
+	if (!ok)
+		return json_string("unreadable");
+	for (unsigned int i = 0; i < mdlen; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	return json_string(hex);
+}
+
 json_t *mgw_bench_versions(const struct mgw_bench_opts *o)
 {
 	char *mcpgw[] = { (char *)o->mcpgw, "version", NULL };
@@ -97,6 +147,7 @@ json_t *mgw_bench_versions(const struct mgw_bench_opts *o)
 	if (!v)
 		return NULL;
 	json_object_set_new(v, "mcpgw", version_of(mcpgw));
+	json_object_set_new(v, "mcpgw_sha256", file_sha256(o->mcpgw));
 	json_object_set_new(v, "mcpgw-bench", json_string(PACKAGE_VERSION));
 	json_object_set_new(v, "redis-server", version_of(redis));
 	/* haproxy lives in /usr/sbin, which is not on every user's PATH */

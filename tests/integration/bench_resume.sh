@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# bench_resume.sh - `mcpgw-bench resume DIR`: a run interrupted after its
+# first repetition keeps that repetition; the resume runs only the missing
+# ones with the first sitting's options, leaves the finished run file
+# untouched, lists both sittings and ends with a complete report whose
+# aggregation holds.  A resume is refused when a component's build
+# differs from the one the run started with, and a complete run has
+# nothing to resume.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/bench_lib.sh"
+require_bench
+watchdog 400
+
+OUT=$T_DIR/rs
+timeout 300 "$BENCH" demo --quick --reps 2 --cooldown-max 0 --out "$OUT" \
+	>"$T_DIR/bench-first.out" 2>"$T_DIR/bench-first.err" &
+BPID=$!
+track_pid "$BPID"
+first=
+for _ in $(seq 1 600); do
+	first=$(ls "$OUT/runs/demo/" 2>/dev/null | head -n 1)
+	[ -n "$first" ] && break
+	kill -0 "$BPID" 2>/dev/null || break
+	sleep 0.2
+done
+[ -n "$first" ] || die "no repetition finished before the bench ended"
+kill -INT "$BPID"
+wait_pid "$BPID" 60
+assert_eq "interrupted run exits 1" 1 "$?"
+assert_eq "interrupted report is not complete" false "$(rj .complete)"
+done_before=$(ls "$OUT/runs/demo" | wc -l)
+assert_match "1 to 3 of 4 repetitions kept" '^[123]$' "$done_before"
+sum_before=$(sha256sum "$OUT/runs/demo/$first" | cut -d' ' -f1)
+
+# a different build of a component: refused, nothing run
+cp "$OUT/report.json" "$T_DIR/report.saved"
+jq '.versions.mcpgw_sha256 = "0000"' "$T_DIR/report.saved" >"$OUT/report.json"
+timeout 120 "$BENCH" resume "$OUT" >"$T_DIR/bench-bad.out" 2>"$T_DIR/bench-bad.err"
+assert_eq "resume with another mcpgw build exits 1" 1 "$?"
+assert_match "the refusal names the difference" 'mcpgw_sha256 was "0000"' \
+	"$(cat "$T_DIR/bench-bad.err")"
+assert_eq "nothing run by the refused resume" "$done_before" \
+	"$(ls "$OUT/runs/demo" | wc -l)"
+cp "$T_DIR/report.saved" "$OUT/report.json"
+
+timeout 300 "$BENCH" resume "$OUT" >"$T_DIR/bench-resume.out" \
+	2>"$T_DIR/bench-resume.err"
+assert_eq "resume exits 0" 0 "$?"
+assert_match "resume says what was done" \
+	"resuming .*: $done_before of 4 repetitions already done" \
+	"$(cat "$T_DIR/bench-resume.out")"
+assert_eq "resumed report is complete" true "$(rj .complete)"
+assert_eq "two sittings" "start resume" "$(rj '[.sittings[].command] | join(" ")')"
+assert_eq "options of the first sitting" 2 "$(rj .options.reps)"
+assert_eq "every cell has both repetitions" "2 2" \
+	"$(rj '[.scenes[0].cells[].n] | map(tostring) | join(" ")')"
+assert_eq "four run files" 4 "$(ls "$OUT/runs/demo" | wc -l)"
+assert_eq "the first sitting's run file is untouched" "$sum_before" \
+	"$(sha256sum "$OUT/runs/demo/$first" | cut -d' ' -f1)"
+assert_eq "a run of the first sitting is listed" 1 \
+	"$(rj "[.scenes[0].cells[].runs[] | select(. == \"runs/demo/$first\")] | length")"
+check_aggregation
+bench_sanitizers
+
+timeout 60 "$BENCH" resume "$OUT" >"$T_DIR/bench-again.out" 2>"$T_DIR/bench-again.err"
+assert_eq "resuming a complete run exits 0" 0 "$?"
+assert_match "and says there is nothing to do" 'nothing to resume' \
+	"$(cat "$T_DIR/bench-again.out")"
+timeout 60 "$BENCH" resume "$T_DIR/nowhere" >/dev/null 2>"$T_DIR/bench-none.err"
+assert_eq "resume of a missing run is a usage error" 2 "$?"
+timeout 60 "$BENCH" demo --quick --out "$OUT" >/dev/null 2>"$T_DIR/bench-reuse.err"
+assert_eq "a new run into a used directory is refused" 2 "$?"
+assert_match "and points to resume" 'mcpgw-bench resume' "$(cat "$T_DIR/bench-reuse.err")"
+finish
