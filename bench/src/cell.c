@@ -47,6 +47,7 @@
 #define STOP_GRACE_S 10.0      /* SIGTERM to SIGKILL at teardown */
 #define KILL_REAP_S 15.0       /* a victim must be reaped this soon */
 #define LOAD_SLACK_S 60.0      /* the load client's run beyond --duration */
+#define CLOCK_WAIT_S 10.0      /* for the load client's --clock-file */
 #define BIND_ATTEMPTS 25       /* a replacement's port still in use */
 #define SHUTDOWN_TIMEOUT "5s"  /* graceful stop of replicas and gateways */
 #define LOAD_TIMEOUT "5s"      /* the load client's per-call bound */
@@ -126,8 +127,9 @@ struct rep {
 	int ext_port;
 	char ext_cmd[8192];
 
-	uint64_t t0_ns;         /* monotonic, right after the load's fork */
+	uint64_t t0_ns;         /* the load client's t = 0 (CLOCK_MONOTONIC) */
 	struct timespec t0_wall;
+	int t0_from_load;       /* t0_ns read from its --clock-file */
 
 	json_t *kills;
 	json_t *gw_stats;
@@ -570,13 +572,67 @@ static void pick_victim(struct rep *r)
 
 /* ---- the load client ---------------------------------------------------- */
 
+/* Waits (bounded) for the load client's --clock-file and takes its t = 0
+ * as this repetition's: kill times are then on the load run's own clock,
+ * the one of its timeline (both CLOCK_MONOTONIC).  A run whose client
+ * never tells its clock is invalid. */
+static void read_load_clock(struct rep *r, const char *path)
+{
+	uint64_t spawned = r->t0_ns, now, mono;
+	unsigned long long v = 0;
+	struct timespec wall;
+	FILE *f;
+	int got = 0;
+
+	while (!got && !mgw_bench_interrupted && mgw_bench_proc_running(&r->load) &&
+	       mgw_now_ns() - spawned < (uint64_t)(CLOCK_WAIT_S * 1e9)) {
+		f = fopen(path, "re");
+		if (f) {
+			got = fscanf(f, "%llu", &v) == 1;
+			fclose(f);
+		}
+		if (!got)
+			mgw_bench_sleep(0.002);
+	}
+	now = mgw_now_ns();
+	clock_gettime(CLOCK_REALTIME, &wall);
+	mono = now;
+	if (!got) {
+		invalid(r, "the load client wrote no clock file within %.0f s",
+		        CLOCK_WAIT_S);
+		v = spawned;
+	} else if (v < spawned || v > now) {
+		invalid(r, "the load client's clock file holds %llu, outside its "
+		        "start-up", v);
+		v = spawned;
+	} else {
+		r->t0_from_load = 1;
+	}
+	r->t0_ns = v;
+	/* the wall time of t = 0: now, less the monotonic time since */
+	{
+		int64_t back = (int64_t)(mono - v);
+		int64_t ns = (int64_t)wall.tv_nsec - back % 1000000000;
+
+		r->t0_wall.tv_sec = wall.tv_sec - back / 1000000000;
+		if (ns < 0) {
+			ns += 1000000000;
+			r->t0_wall.tv_sec--;
+		}
+		r->t0_wall.tv_nsec = ns;
+	}
+}
+
 static int start_load(struct rep *r, const char *json_path)
 {
 	const struct mgw_bench_cell *c = r->c;
 	struct argv_buf a;
-	char out[PATH_LEN], err[PATH_LEN], url[64];
+	char out[PATH_LEN], err[PATH_LEN], clock[PATH_LEN], url[64];
 	size_t i;
 	json_t *t;
+
+	log_path(r, clock, sizeof(clock), "load", "clock");
+	unlink(clock);
 
 	r->targets = json_array();
 	switch (c->path) {
@@ -640,16 +696,15 @@ static int start_load(struct rep *r, const char *json_path)
 		av_add(&a, "--arg");
 		av_add(&a, "text=mcpgw-bench");
 	}
+	av_add(&a, "--clock-file");
+	av_add(&a, "%s", clock);
 	r->load_cmd = av_join(&a);
 	log_path(r, out, sizeof(out), "load", "out");
 	log_path(r, err, sizeof(err), "load", "err");
 	if (mgw_bench_proc_spawn(&r->load, "load", a.v, out, err, 1) != 0)
 		return MGW_EIO;
-	/* t = 0 of the load report's timeline is its engine start, a few
-	 * milliseconds of process start-up after this instant: kill times
-	 * below are measured from here (doc/bench.md). */
-	r->t0_ns = mgw_now_ns();
-	clock_gettime(CLOCK_REALTIME, &r->t0_wall);
+	r->t0_ns = mgw_now_ns(); /* until the load client tells its own */
+	read_load_clock(r, clock);
 	return 0;
 }
 
@@ -1076,9 +1131,9 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 			"targets", r->targets,
 			"load_command", r->load_cmd,
 			"clock", "kill and replacement times (at_s, *_at_s) are "
-			         "seconds since the bench started the load client; "
-			         "the load report's timeline t counts from its "
-			         "engine start, a few ms later",
+			         "seconds on the load run's own clock: since its "
+			         "engine start (load.clock.start_ns, "
+			         "CLOCK_MONOTONIC), t = 0 of its timeline",
 			"kills", r->kills,
 			"repins", r->have_repins ? json_integer(r->repins) : json_null(),
 			"gateway_stats", r->gw_stats,
@@ -1095,6 +1150,9 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 		goto fail;
 	if (r->external.pid > 0)
 		json_object_set_new(rec, "external_command", json_string(r->ext_cmd));
+	json_object_set_new(rec, "load_clock_start_ns",
+	                    r->t0_from_load ? json_integer((json_int_t)r->t0_ns)
+	                                    : json_null());
 	json_object_set_new(rec, "load", load ? load : json_null());
 	load = NULL;
 	if (mgw_bench_write_json(rec, path) != 0)

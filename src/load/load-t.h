@@ -113,6 +113,8 @@ struct mgw_load_auth_conf {
 struct mgw_load_output_conf {
 	char *json;                /* report file; NULL: none ("-": stdout) */
 	char *csv;                 /* timeline file; NULL: none */
+	char *clock_file;          /* t = 0 written here at the engine start
+	                            * (CLOCK_MONOTONIC ns); NULL: none */
 };
 
 struct mgw_load_conf {

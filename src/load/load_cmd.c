@@ -4,9 +4,11 @@
  * be carried out), 2 a usage or configuration error. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +129,10 @@ static void usage(FILE *out)
 "        Write the full report as JSON ('-': stdout).\n"
 "  --csv FILE\n"
 "        Write the per-second timeline as CSV ('-': stdout).\n"
+"  --clock-file FILE\n"
+"        At the engine start, write its t = 0 (CLOCK_MONOTONIC, ns) to\n"
+"        FILE, so that another program can schedule events on this run's\n"
+"        clock (the report's timeline and clock.start_ns use the same).\n"
 "  --quiet\n"
 "        No table and no progress line.\n"
 "  --log-level error|warn|info|debug\n"
@@ -156,7 +162,7 @@ static void usage(FILE *out)
 
 enum {
 	OPT_TARGET = 256, OPT_DIALECT, OPT_CONCURRENCY, OPT_RATE, OPT_DURATION,
-	OPT_WARMUP, OPT_CONNECTION, OPT_HTTP2, OPT_TOOL, OPT_ARG, OPT_JSON,
+	OPT_WARMUP, OPT_CONNECTION, OPT_HTTP2, OPT_TOOL, OPT_ARG, OPT_JSON, OPT_CLOCK_FILE,
 	OPT_CSV, OPT_SCENARIO, OPT_MAX_P95, OPT_MAX_P99, OPT_MAX_ERR,
 	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_STDIO, OPT_TIMEOUT,
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
@@ -181,6 +187,7 @@ static const struct option long_opts[] = {
 	{"arg", required_argument, NULL, OPT_ARG},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"csv", required_argument, NULL, OPT_CSV},
+	{"clock-file", required_argument, NULL, OPT_CLOCK_FILE},
 	{"scenario", required_argument, NULL, OPT_SCENARIO},
 	{"max-p95", required_argument, NULL, OPT_MAX_P95},
 	{"max-p99", required_argument, NULL, OPT_MAX_P99},
@@ -214,7 +221,7 @@ struct flags {
 	const char *headers[MAX_REPEAT];
 	size_t n_headers;
 	const char *dialect, *concurrency, *rate, *duration, *warmup, *requests;
-	const char *backlog, *connection, *ca_file, *tool, *json, *csv;
+	const char *backlog, *connection, *ca_file, *tool, *json, *csv, *clock_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
@@ -273,6 +280,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 		case OPT_TOOL: f->tool = optarg; break;
 		case OPT_JSON: f->json = optarg; break;
 		case OPT_CSV: f->csv = optarg; break;
+		case OPT_CLOCK_FILE: f->clock_file = optarg; break;
 		case OPT_SCENARIO: f->scenario = optarg; break;
 		case OPT_MAX_P95: f->max_p95 = optarg; break;
 		case OPT_MAX_P99: f->max_p99 = optarg; break;
@@ -682,6 +690,10 @@ static int apply_gates(struct mgw_load_conf *c, const struct flags *f)
 		return *f->json ? oom() : usage_error("--json needs a file name");
 	if (f->csv && (!*f->csv || set_str(&c->output.csv, f->csv)))
 		return *f->csv ? oom() : usage_error("--csv needs a file name");
+	if (f->clock_file &&
+	    (!*f->clock_file || set_str(&c->output.clock_file, f->clock_file)))
+		return *f->clock_file ? oom()
+		                      : usage_error("--clock-file needs a file name");
 	if (f->quiet)
 		c->quiet = 1;
 	return 0;
@@ -724,6 +736,31 @@ static void on_signal(int signo, void *arg)
 	mgw_load_engine_stop(r->engine);
 }
 
+/* The engine's t = 0 into path, whole or not at all (written beside it,
+ * then renamed): a reader polling for the file never sees half of it. */
+static int write_clock(const char *path, uint64_t start_ns)
+{
+	char tmp[4096];
+	FILE *f;
+	int rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	rc = fprintf(f, "%llu\n", (unsigned long long)start_ns) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
 static int run_plan(const struct mgw_load_conf *c)
 {
 	struct event_config *cfg = event_config_new();
@@ -759,6 +796,13 @@ static int run_plan(const struct mgw_load_conf *c)
 	r.progress = !c->quiet && table == stdout && isatty(STDOUT_FILENO);
 	if (mgw_load_engine_start(r.engine, on_finished, on_progress, &r) != 0)
 		goto out;
+	if (c->output.clock_file &&
+	    write_clock(c->output.clock_file,
+	                mgw_load_engine_stats(r.engine)->start_ns) != 0) {
+		fprintf(stderr, "mcpgw load: cannot write %s: %s\n",
+		        c->output.clock_file, strerror(errno));
+		goto out;
+	}
 	event_base_dispatch(r.base);
 	if (r.progress)
 		mgw_load_report_progress_clear(stdout);

@@ -288,6 +288,10 @@ json_t *mgw_load_report_json(const struct mgw_load_conf *c,
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "total", phase_json(st, &st->total));
 	json_object_set_new(o, "timeline", timeline_json(st));
+	/* t = 0 of the timeline (and of --clock-file), for programs that
+	 * schedule events on this run's clock */
+	json_object_set_new(o, "clock", json_pack("{s:s, s:I}", "source",
+		"CLOCK_MONOTONIC", "start_ns", (json_int_t)st->start_ns));
 	json_object_set_new(o, "gates", gates_json(g));
 	json_object_set_new(o, "interrupted", json_boolean(st->interrupted));
 	return o;

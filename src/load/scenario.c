@@ -409,6 +409,9 @@ static const struct mgw_cfg_field output_fields[] = {
 	 MGW_CFG_AT(struct mgw_load_output_conf, json), .check = check_nonempty},
 	{.key = "csv", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_load_output_conf, csv), .check = check_nonempty},
+	{.key = "clock_file", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_load_output_conf, clock_file),
+	 .check = check_nonempty},
 };
 static const struct mgw_cfg_section output_section = {
 	.size = sizeof(struct mgw_load_output_conf),

@@ -28,6 +28,10 @@ for d in hmac redis; do
 done
 assert_eq "kill time from the load client's clock" 2 "$(cd "$OUT" && jq -r \
 	'.kills[0].at_s | floor' "$(rj '.scenes[0].cells[0].runs[0]')")"
+assert_eq "every run's clock is the load client's own (its clock.start_ns)" 0 \
+	"$(cd "$OUT" && jq -s '[.[] | select(.load_clock_start_ns == null or
+		.load_clock_start_ns != .load.clock.start_ns)] | length' \
+		$(rj '.scenes[].cells[].runs[]'))"
 assert_eq "the replacement took the victim's port" true "$(cd "$OUT" && jq -r \
 	'[.processes[] | select(.role == "replica 1") | .port] | (length == 2 and .[0] == .[1])' \
 	"$(rj '.scenes[0].cells[0].runs[0]')")"

@@ -34,7 +34,8 @@ for o in --target --dialect --concurrency --rate --duration --warmup \
 	--max-p99 --max-error-rate --min-rps --max-session-losses \
 	--max-handle-losses --stdio --timeout --think --auth-header \
 	--auth-command --seed --quiet --requests --backlog --ca-file \
-	--protocol-version --list-tools --log-level --lost-session-match; do
+	--protocol-version --list-tools --log-level --lost-session-match \
+	--clock-file; do
 	case $HELP in
 	*"$o"*) ok "--help documents $o" ;;
 	*) fail "--help does not document $o" ;;
@@ -144,6 +145,21 @@ timeout 60 "$MCPGW" load "${BASE[@]}" --requests 5 --json - >"$T_DIR/stdout.json
 assert_eq "--json -: exit" 0 "$?"
 assert_eq "--json -: stdout is the report" 5 "$(jq -r .total.requests "$T_DIR/stdout.json")"
 assert_match "--json -: table on stderr" 'conc/rate' "$(cat "$T_DIR/stdout.err")"
+
+# --clock-file: the engine's t = 0, the same number as the report's
+# clock.start_ns (what mcpgw-bench schedules its kills on).
+timeout 60 "$MCPGW" load "${BASE[@]}" --requests 3 --quiet --json "$T_DIR/clk.json" \
+	--clock-file "$T_DIR/clk" 2>"$T_DIR/clk.err"
+assert_eq "--clock-file: exit" 0 "$?"
+assert_match "--clock-file: a number of ns" '^[1-9][0-9]*$' "$(cat "$T_DIR/clk" 2>/dev/null)"
+assert_eq "--clock-file: equals the report's clock.start_ns" "$(cat "$T_DIR/clk" 2>/dev/null)" \
+	"$(jq -r .clock.start_ns "$T_DIR/clk.json")"
+assert_eq "--clock-file: CLOCK_MONOTONIC" CLOCK_MONOTONIC "$(jq -r .clock.source "$T_DIR/clk.json")"
+timeout 60 "$MCPGW" load "${BASE[@]}" --requests 3 --quiet \
+	--clock-file "$T_DIR/no/such/dir/clk" >/dev/null 2>"$T_DIR/clk2.err"
+assert_eq "--clock-file in a missing directory: exit 1" 1 "$?"
+assert_match "--clock-file: the error names the file" 'cannot write .*no/such/dir/clk' \
+	"$(cat "$T_DIR/clk2.err")"
 
 # SIGINT ends the run early, with the report of what ran.
 start_load sigint "${BASE[@]}" --concurrency 2 --duration 60s
