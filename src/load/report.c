@@ -72,6 +72,24 @@ static json_t *failures_json(const struct mgw_load_counts *c)
 	return o;
 }
 
+/* The first failures of the run, each with what it said. */
+static json_t *samples_json(const struct mgw_load_stats *st)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < st->n_samples; i++) {
+		const struct mgw_load_fail_sample *fs = &st->samples[i];
+
+		json_array_append_new(a, json_pack("{s:f, s:s, s:s, s:o, s:s}",
+			"t_s", round(fs->t_s * 1000) / 1000,
+			"kind", mgw_load_outcome_name((enum mgw_load_outcome)fs->outcome),
+			"call", st->tools[st->call_tool[fs->call]],
+			"status", fs->status ? json_integer(fs->status) : json_null(),
+			"detail", fs->detail));
+	}
+	return a;
+}
+
 /* A phase, a total or a tool within one: the same shape for all. */
 static json_t *row_json(const struct mgw_load_phase_stats *ps,
                         const struct mgw_load_row *row, const char *name)
@@ -288,6 +306,7 @@ json_t *mgw_load_report_json(const struct mgw_load_conf *c,
 	json_object_set_new(o, "phases", phases);
 	json_object_set_new(o, "total", phase_json(st, &st->total));
 	json_object_set_new(o, "timeline", timeline_json(st));
+	json_object_set_new(o, "first_failures", samples_json(st));
 	/* t = 0 of the timeline (and of --clock-file), for programs that
 	 * schedule events on this run's clock */
 	json_object_set_new(o, "clock", json_pack("{s:s, s:I}", "source",

@@ -70,6 +70,17 @@ struct mgw_load_tl_row {
  * still counted in the phases. */
 #define MGW_LOAD_TL_MAX (7u * 24 * 3600)
 
+/* The first failures of a run, kept whole for the report: counters say
+ * how many failed, these say what the failures said. */
+#define MGW_LOAD_FAIL_SAMPLES 32
+struct mgw_load_fail_sample {
+	double t_s;                /* completion, seconds since start_ns */
+	int outcome;               /* enum mgw_load_outcome */
+	int status;                /* HTTP status, 0 when none */
+	size_t call;               /* plan entry */
+	char detail[200];
+};
+
 struct mgw_load_stats {
 	size_t n_phases;
 	struct mgw_load_phase_stats *phases;
@@ -91,6 +102,8 @@ struct mgw_load_stats {
 	enum mgw_era era;
 	int interrupted;
 	int finished;
+	struct mgw_load_fail_sample samples[MGW_LOAD_FAIL_SAMPLES];
+	size_t n_samples;
 };
 
 #endif

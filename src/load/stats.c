@@ -3,6 +3,7 @@
  * timeline cut from completion times. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -276,6 +277,16 @@ void mgw_load_stats_call(struct mgw_load_stats *st, size_t p, size_t call,
 	count_result(&st->cur, r);
 	if (r->outcome == MGW_LOAD_OK)
 		mgw_hist_record(st->cur_hist, lat_ns);
+	else if (st->n_samples < MGW_LOAD_FAIL_SAMPLES) {
+		struct mgw_load_fail_sample *fs = &st->samples[st->n_samples++];
+
+		fs->t_s = now > st->start_ns ? (double)(now - st->start_ns) / 1e9 : 0;
+		fs->outcome = (int)r->outcome;
+		fs->status = r->status;
+		fs->call = call;
+		snprintf(fs->detail, sizeof(fs->detail), "%s",
+		         r->detail ? r->detail : "");
+	}
 }
 
 void mgw_load_stats_shed(struct mgw_load_stats *st, size_t p, size_t call,

@@ -161,6 +161,16 @@ assert_eq "--clock-file in a missing directory: exit 1" 1 "$?"
 assert_match "--clock-file: the error names the file" 'cannot write .*no/such/dir/clk' \
 	"$(cat "$T_DIR/clk2.err")"
 
+# first_failures: what the failed calls said, in order (here: refused).
+DEAD=$(free_port)
+timeout 60 "$MCPGW" load --target "http://127.0.0.1:$DEAD/mcp" --tool echo \
+	--requests 3 --quiet --json "$T_DIR/dead.json" >/dev/null 2>"$T_DIR/dead.err"
+assert_eq "first_failures: one per failed call" 3 "$(jq '.first_failures | length' "$T_DIR/dead.json")"
+assert_eq "first_failures: the kind" connect_error "$(jq -r '.first_failures[0].kind' "$T_DIR/dead.json")"
+assert_eq "first_failures: the call" echo "$(jq -r '.first_failures[0].call' "$T_DIR/dead.json")"
+assert_match "first_failures: what it said" 'refused' "$(jq -r '.first_failures[0].detail' "$T_DIR/dead.json")"
+assert_eq "first_failures: none when nothing failed" 0 "$(jq '.first_failures | length' "$T_DIR/clk.json")"
+
 # SIGINT ends the run early, with the report of what ran.
 start_load sigint "${BASE[@]}" --concurrency 2 --duration 60s
 sleep 1.5
