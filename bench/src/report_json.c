@@ -149,6 +149,8 @@ json_t *mgw_bench_versions(const struct mgw_bench_opts *o)
 	json_object_set_new(v, "mcpgw", version_of(mcpgw));
 	json_object_set_new(v, "mcpgw_sha256", file_sha256(o->mcpgw));
 	json_object_set_new(v, "mcpgw-bench", json_string(PACKAGE_VERSION));
+	/* the bench's own build too: it schedules the kills and judges them */
+	json_object_set_new(v, "mcpgw-bench_sha256", file_sha256("/proc/self/exe"));
 	json_object_set_new(v, "redis-server", version_of(redis));
 	/* haproxy lives in /usr/sbin, which is not on every user's PATH */
 	h = version_of(hap);

@@ -31,6 +31,10 @@ assert_eq "interrupted report is not complete" false "$(rj .complete)"
 done_before=$(ls "$OUT/runs/demo" | wc -l)
 assert_match "1 to 3 of 4 repetitions kept" '^[123]$' "$done_before"
 sum_before=$(sha256sum "$OUT/runs/demo/$first" | cut -d' ' -f1)
+assert_eq "mcpgw's build stamped" "$(sha256sum "$MCPGW" | cut -d' ' -f1)" \
+	"$(rj .versions.mcpgw_sha256)"
+assert_eq "the bench's own build stamped" "$(sha256sum "$BENCH" | cut -d' ' -f1)" \
+	"$(rj '.versions["mcpgw-bench_sha256"]')"
 
 # a different build of a component: refused, nothing run
 cp "$OUT/report.json" "$T_DIR/report.saved"
