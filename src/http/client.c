@@ -1273,16 +1273,6 @@ static int visible(const char *s)
 	return 1;
 }
 
-/* 1 if field name is listed in any Connection field of h. */
-static int connection_listed(const struct mgw_headers *h, const char *name)
-{
-	for (size_t i = 0; i < h->n; i++)
-		if (strcasecmp(h->v[i].name, "connection") == 0 &&
-		    mgw_header_list_has(h->v[i].value, name))
-			return 1;
-	return 0;
-}
-
 /* Copies the end-to-end fields of src into dst, in order.  Fields the
  * layer writes itself (Host, Content-Length) and hop-by-hop ones go. */
 static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
@@ -1295,9 +1285,8 @@ static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
 		    !mgw_header_value_valid(f->value, f->value_len))
 			return MGW_EINVAL;
 		if (mgw_header_is_hop_by_hop(f->name) ||
-		    strcasecmp(f->name, "host") == 0 ||
-		    strcasecmp(f->name, "content-length") == 0 ||
-		    connection_listed(src, f->name))
+		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
+		    mgw_headers_connection_lists(src, f->name))
 			continue;
 		if (mgw_headers_add(dst, f->name, f->name_len, f->value,
 		                    f->value_len) != 0)

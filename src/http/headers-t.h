@@ -4,8 +4,10 @@
 
 #include <stddef.h>
 
-/* One field.  Both strings are NUL-terminated copies owned by the list;
- * names keep the case they arrived with (HTTP/2 delivers lowercase). */
+/* One field.  Both strings are NUL-terminated copies owned by the list,
+ * in one allocation (name, then value: free name only, through the list's
+ * functions); names keep the case they arrived with (HTTP/2 delivers
+ * lowercase). */
 struct mgw_header {
 	char *name;
 	char *value;

@@ -12,10 +12,8 @@ void mgw_headers_init(struct mgw_headers *h) { memset(h, 0, sizeof(*h)); }
 
 void mgw_headers_deinit(struct mgw_headers *h)
 {
-	for (size_t i = 0; i < h->n; i++) {
-		free(h->v[i].name);
-		free(h->v[i].value);
-	}
+	for (size_t i = 0; i < h->n; i++)
+		free(h->v[i].name); /* the value shares its block */
 	free(h->v);
 	memset(h, 0, sizeof(*h));
 }
@@ -34,13 +32,12 @@ int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
 		h->cap = cap;
 	}
 	f = &h->v[h->n];
-	f->name = malloc(nlen + 1);
-	f->value = malloc(vlen + 1);
-	if (!f->name || !f->value) {
-		free(f->name);
-		free(f->value);
+	/* one block per field, name then value: half the allocator calls
+	 * of two copies, on the path of every proxied request */
+	f->name = malloc(nlen + 1 + vlen + 1);
+	if (!f->name)
 		return MGW_ENOMEM;
-	}
+	f->value = f->name + nlen + 1;
 	memcpy(f->name, name, nlen);
 	f->name[nlen] = '\0';
 	memcpy(f->value, value, vlen);
@@ -57,30 +54,60 @@ int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value)
 	return mgw_headers_add(h, name, strlen(name), value, strlen(value));
 }
 
+int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
+                              const char *add, size_t alen)
+{
+	struct mgw_header *f = &h->v[i];
+	size_t slen = strlen(sep), vlen = f->value_len + slen + alen;
+	char *b = malloc(f->name_len + 1 + vlen + 1);
+
+	if (!b)
+		return MGW_ENOMEM;
+	memcpy(b, f->name, f->name_len + 1);
+	memcpy(b + f->name_len + 1, f->value, f->value_len);
+	memcpy(b + f->name_len + 1 + f->value_len, sep, slen);
+	memcpy(b + f->name_len + 1 + f->value_len + slen, add, alen);
+	b[f->name_len + 1 + vlen] = '\0';
+	free(f->name);
+	f->name = b;
+	f->value = b + f->name_len + 1;
+	h->bytes += vlen - f->value_len;
+	f->value_len = vlen;
+	return 0;
+}
+
+int mgw_header_is(const struct mgw_header *f, const char *name, size_t len)
+{
+	return f->name_len == len && strncasecmp(f->name, name, len) == 0;
+}
+
 const char *mgw_headers_get(const struct mgw_headers *h, const char *name)
 {
+	size_t len = strlen(name);
+
 	for (size_t i = 0; i < h->n; i++)
-		if (strcasecmp(h->v[i].name, name) == 0)
+		if (mgw_header_is(&h->v[i], name, len))
 			return h->v[i].value;
 	return NULL;
 }
 
 size_t mgw_headers_count(const struct mgw_headers *h, const char *name)
 {
-	size_t c = 0;
+	size_t c = 0, len = strlen(name);
+
 	for (size_t i = 0; i < h->n; i++)
-		c += strcasecmp(h->v[i].name, name) == 0;
+		c += (size_t)mgw_header_is(&h->v[i], name, len);
 	return c;
 }
 
 size_t mgw_headers_remove(struct mgw_headers *h, const char *name)
 {
-	size_t w = 0, removed = 0;
+	size_t w = 0, removed = 0, len = strlen(name);
+
 	for (size_t i = 0; i < h->n; i++) {
-		if (strcasecmp(h->v[i].name, name) == 0) {
+		if (mgw_header_is(&h->v[i], name, len)) {
 			h->bytes -= h->v[i].name_len + h->v[i].value_len;
 			free(h->v[i].name);
-			free(h->v[i].value);
 			removed++;
 		} else {
 			h->v[w++] = h->v[i];
@@ -96,17 +123,32 @@ int mgw_headers_set(struct mgw_headers *h, const char *name, const char *value)
 	return mgw_headers_adds(h, name, value);
 }
 
+/* RFC 9110 tchar: ALPHA / DIGIT / "!#$%&'*+-.^_`|~" */
+static const unsigned char tchar[256] = {
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
+	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
+	['`'] = 1, ['|'] = 1, ['~'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
+
 int mgw_header_name_valid(const char *name, size_t len)
 {
-	static const char extra[] = "!#$%&'*+-.^_`|~";
 	if (len == 0)
 		return 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-		      (c >= 'A' && c <= 'Z') || (c && strchr(extra, c))))
+	for (size_t i = 0; i < len; i++)
+		if (!tchar[(unsigned char)name[i]])
 			return 0;
-	}
 	return 1;
 }
 
@@ -156,5 +198,14 @@ int mgw_header_list_has(const char *value, const char *token)
 			return 1;
 		p = e;
 	}
+	return 0;
+}
+
+int mgw_headers_connection_lists(const struct mgw_headers *h, const char *name)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (MGW_HEADER_IS(&h->v[i], "connection") &&
+		    mgw_header_list_has(h->v[i].value, name))
+			return 1;
 	return 0;
 }

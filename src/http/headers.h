@@ -23,6 +23,17 @@ size_t mgw_headers_remove(struct mgw_headers *h, const char *name);
 /* Replaces all fields called name by one with value (appended if absent). */
 int mgw_headers_set(struct mgw_headers *h, const char *name, const char *value);
 
+/* Appends sep and add[0..alen) to the value of field i (joining Cookie
+ * crumbs, extending X-Forwarded-For).  Returns 0 or MGW_ENOMEM (the field
+ * unchanged). */
+int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
+                              const char *add, size_t alen);
+
+/* 1 if field f is called name[0..len) (case-insensitive), comparing the
+ * lengths first; MGW_HEADER_IS takes a string literal. */
+int mgw_header_is(const struct mgw_header *f, const char *name, size_t len);
+#define MGW_HEADER_IS(f, lit) mgw_header_is((f), "" lit, sizeof(lit) - 1)
+
 /* 1 if name is a valid RFC 9110 token, 0 otherwise. */
 int mgw_header_name_valid(const char *name, size_t len);
 /* 1 if value contains only field-vchar / SP / HTAB (no CR, LF, NUL, other
@@ -36,5 +47,8 @@ int mgw_header_is_hop_by_hop(const char *name);
 
 /* Case-insensitive search of token in a comma-separated list value. */
 int mgw_header_list_has(const char *value, const char *token);
+/* 1 if any Connection field of h lists name (RFC 9110 §7.6.1: such a
+ * field is hop-by-hop too). */
+int mgw_headers_connection_lists(const struct mgw_headers *h, const char *name);
 
 #endif

@@ -215,12 +215,12 @@ static void fail_v(struct mgw_sep2243_verdict *v, int code, const char *fmt, ...
 static int get_one(const struct mgw_headers *h, const char *name,
                    const char **val, size_t *len)
 {
-	size_t i, found = 0;
+	size_t i, found = 0, nlen = strlen(name);
 	const char *v = NULL;
 	size_t n = 0;
 
 	for (i = 0; h && i < h->n; i++) {
-		if (strcasecmp(h->v[i].name, name))
+		if (!mgw_header_is(&h->v[i], name, nlen))
 			continue;
 		if (found++)
 			return -1;

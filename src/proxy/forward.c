@@ -185,23 +185,13 @@ static void fail_req(struct fwd_req *q, enum mgw_proxy_error e,
 
 /* Client-supplied forwarding fields, dropped unless trusted: they would
  * let a client pose as someone else to the upstream. */
-static int is_forwarding_field(const char *name)
+static int is_forwarding_field(const struct mgw_header *f)
 {
-	return strcasecmp(name, "forwarded") == 0 ||
-	       strcasecmp(name, "x-forwarded-for") == 0 ||
-	       strcasecmp(name, "x-forwarded-host") == 0 ||
-	       strcasecmp(name, "x-forwarded-proto") == 0 ||
-	       strcasecmp(name, "x-real-ip") == 0;
-}
-
-/* 1 if any Connection field of h lists name. */
-static int named_by_connection(const struct mgw_headers *h, const char *name)
-{
-	for (size_t i = 0; i < h->n; i++)
-		if (strcasecmp(h->v[i].name, "connection") == 0 &&
-		    mgw_header_list_has(h->v[i].value, name))
-			return 1;
-	return 0;
+	return MGW_HEADER_IS(f, "forwarded") ||
+	       MGW_HEADER_IS(f, "x-forwarded-for") ||
+	       MGW_HEADER_IS(f, "x-forwarded-host") ||
+	       MGW_HEADER_IS(f, "x-forwarded-proto") ||
+	       MGW_HEADER_IS(f, "x-real-ip");
 }
 
 /* The address part of "IP:PORT" / "[V6]:PORT" into buf (brackets kept
@@ -258,35 +248,23 @@ int mgw_fwd_build_headers(struct mgw_headers *out,
 		const struct mgw_header *f = &in->v[i];
 
 		if (mgw_header_is_hop_by_hop(f->name) ||
-		    named_by_connection(in, f->name) ||
-		    strcasecmp(f->name, "host") == 0 ||
-		    strcasecmp(f->name, "content-length") == 0 ||
-		    strcasecmp(f->name, "expect") == 0)
+		    mgw_headers_connection_lists(in, f->name) ||
+		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
+		    MGW_HEADER_IS(f, "expect"))
 			continue;
-		if (is_forwarding_field(f->name) && !conf->trust_forwarded)
+		if (is_forwarding_field(f) && !conf->trust_forwarded)
 			continue;
-		if (h2 && strcasecmp(f->name, "cookie") == 0) {
+		if (h2 && MGW_HEADER_IS(f, "cookie")) {
 			if (cookie_at != (size_t)-1) {
 				/* RFC 9113 §8.2.3: join crumbs with "; " */
-				struct mgw_header *c = &out->v[cookie_at];
-				size_t nl = c->value_len + 2 + f->value_len;
-				char *v = malloc(nl + 1);
-
-				if (!v)
+				if (mgw_headers_append_value(out, cookie_at, "; ", f->value,
+				                             f->value_len) != 0)
 					return MGW_ENOMEM;
-				memcpy(v, c->value, c->value_len);
-				memcpy(v + c->value_len, "; ", 2);
-				memcpy(v + c->value_len + 2, f->value, f->value_len);
-				v[nl] = '\0';
-				out->bytes += nl - c->value_len;
-				free(c->value);
-				c->value = v;
-				c->value_len = nl;
 				continue;
 			}
 			cookie_at = out->n;
 		}
-		if (strcasecmp(f->name, "x-forwarded-for") == 0)
+		if (MGW_HEADER_IS(f, "x-forwarded-for"))
 			last_xff = out->n;
 		if (mgw_headers_add(out, f->name, f->name_len, f->value,
 		                    f->value_len) != 0)
@@ -323,20 +301,9 @@ int mgw_fwd_build_headers(struct mgw_headers *out,
 		}
 		if (last_xff != (size_t)-1) {
 			/* trusted chain: extend the last field, keep its place */
-			struct mgw_header *x = &out->v[last_xff];
-			size_t add = strlen(bare);
-			size_t nl = x->value_len + 2 + add;
-			char *v = malloc(nl + 1);
-
-			if (!v)
+			if (mgw_headers_append_value(out, last_xff, ", ", bare,
+			                             strlen(bare)) != 0)
 				return MGW_ENOMEM;
-			memcpy(v, x->value, x->value_len);
-			memcpy(v + x->value_len, ", ", 2);
-			memcpy(v + x->value_len + 2, bare, add + 1);
-			out->bytes += nl - x->value_len;
-			free(x->value);
-			x->value = v;
-			x->value_len = nl;
 		} else if (mgw_headers_adds(out, "X-Forwarded-For", bare) != 0) {
 			return MGW_ENOMEM;
 		}
@@ -362,7 +329,7 @@ int mgw_fwd_is_mcp_endpoint(const char *method, const char *path,
 	if (strcmp(method, "GET") != 0 || !h)
 		return 0;
 	for (size_t i = 0; i < h->n; i++) {
-		if (strcasecmp(h->v[i].name, "accept") != 0)
+		if (!MGW_HEADER_IS(&h->v[i], "accept"))
 			continue;
 		/* any mention, with or without parameters or q-values */
 		accept = h->v[i].value;

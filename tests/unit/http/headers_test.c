@@ -1,0 +1,149 @@
+/* headers_test.c - the ordered header list (src/http/headers.c): one
+ * block per field survives every operation, lookups are by whole name
+ * without regard to case, values can be extended in place, and the field
+ * checks agree with RFC 9110 byte by byte. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core/errors.h"
+#include "http/headers.h"
+
+static void test_add_get_count_remove(void **state)
+{
+	struct mgw_headers h;
+
+	(void)state;
+	mgw_headers_init(&h);
+	for (int i = 0; i < 40; i++) /* past the first growth */
+		assert_int_equal(mgw_headers_adds(&h, i % 2 ? "X-A" : "x-ab",
+		                                  i % 2 ? "odd" : "even"), 0);
+	assert_int_equal(mgw_headers_adds(&h, "Content-Type", "application/json"), 0);
+	assert_int_equal(h.n, 41);
+	assert_string_equal(mgw_headers_get(&h, "content-type"), "application/json");
+	assert_string_equal(mgw_headers_get(&h, "X-AB"), "even");
+	/* a prefix or an extension of a name is another name */
+	assert_null(mgw_headers_get(&h, "content-typ"));
+	assert_null(mgw_headers_get(&h, "content-types"));
+	assert_null(mgw_headers_get(&h, "x"));
+	assert_int_equal(mgw_headers_count(&h, "x-a"), 20);
+	assert_int_equal(mgw_headers_count(&h, "X-AB"), 20);
+	assert_int_equal(mgw_headers_remove(&h, "x-a"), 20);
+	assert_int_equal(h.n, 21);
+	assert_int_equal(h.bytes, 20 * (4 + 4) + 12 + 16);
+	assert_int_equal(mgw_headers_set(&h, "content-type", "text/plain"), 0);
+	assert_int_equal(mgw_headers_count(&h, "Content-Type"), 1);
+	assert_string_equal(h.v[h.n - 1].value, "text/plain");
+	/* embedded NUL in a value: the length is the truth */
+	assert_int_equal(mgw_headers_add(&h, "Bin", 3, "a\0b", 3), 0);
+	assert_int_equal(h.v[h.n - 1].value_len, 3);
+	assert_memory_equal(h.v[h.n - 1].value, "a\0b", 4);
+	mgw_headers_deinit(&h);
+	assert_int_equal(h.n, 0);
+	assert_null(mgw_headers_get(&h, "bin"));
+}
+
+static void test_append_value(void **state)
+{
+	struct mgw_headers h;
+	size_t before;
+
+	(void)state;
+	mgw_headers_init(&h);
+	assert_int_equal(mgw_headers_adds(&h, "Cookie", "a=1"), 0);
+	assert_int_equal(mgw_headers_adds(&h, "X-Forwarded-For", "10.0.0.1"), 0);
+	before = h.bytes;
+	assert_int_equal(mgw_headers_append_value(&h, 0, "; ", "b=2", 3), 0);
+	assert_string_equal(h.v[0].name, "Cookie");
+	assert_string_equal(h.v[0].value, "a=1; b=2");
+	assert_int_equal(h.v[0].value_len, 8);
+	assert_int_equal(h.bytes, before + 5);
+	assert_int_equal(mgw_headers_append_value(&h, 1, ", ", "127.0.0.1", 9), 0);
+	assert_string_equal(h.v[1].value, "10.0.0.1, 127.0.0.1");
+	assert_string_equal(mgw_headers_get(&h, "x-forwarded-for"),
+	                    "10.0.0.1, 127.0.0.1");
+	/* the extended field is still freed and removed like any other */
+	assert_int_equal(mgw_headers_remove(&h, "cookie"), 1);
+	assert_string_equal(h.v[0].name, "X-Forwarded-For");
+	mgw_headers_deinit(&h);
+}
+
+static void test_header_is(void **state)
+{
+	struct mgw_headers h;
+
+	(void)state;
+	mgw_headers_init(&h);
+	assert_int_equal(mgw_headers_adds(&h, "Mcp-Method", "tools/call"), 0);
+	assert_true(MGW_HEADER_IS(&h.v[0], "mcp-method"));
+	assert_true(MGW_HEADER_IS(&h.v[0], "MCP-METHOD"));
+	assert_false(MGW_HEADER_IS(&h.v[0], "mcp-metho"));
+	assert_false(MGW_HEADER_IS(&h.v[0], "mcp-methods"));
+	assert_false(MGW_HEADER_IS(&h.v[0], "mcp-name"));
+	mgw_headers_deinit(&h);
+}
+
+static int ref_tchar(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z') || (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+static void test_name_valid_every_byte(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 256; c++) {
+		char n[3] = { 'a', (char)c, 'b' };
+
+		assert_int_equal(mgw_header_name_valid(n, 3), ref_tchar((unsigned char)c));
+	}
+	assert_false(mgw_header_name_valid("", 0));
+	assert_true(mgw_header_name_valid("x", 1));
+}
+
+static void test_value_valid_every_byte(void **state)
+{
+	(void)state;
+	for (int c = 0; c < 256; c++) {
+		char v[3] = { 'a', (char)c, 'b' };
+		int ok = !((c < 0x20 && c != '\t') || c == 0x7f);
+
+		assert_int_equal(mgw_header_value_valid(v, 3), ok);
+	}
+	assert_true(mgw_header_value_valid("", 0));
+}
+
+static void test_connection_lists(void **state)
+{
+	struct mgw_headers h;
+
+	(void)state;
+	mgw_headers_init(&h);
+	assert_int_equal(mgw_headers_adds(&h, "Connection", "keep-alive, X-Hop"), 0);
+	assert_int_equal(mgw_headers_adds(&h, "connection", "close"), 0);
+	assert_int_equal(mgw_headers_adds(&h, "Connections", "X-Not"), 0);
+	assert_true(mgw_headers_connection_lists(&h, "x-hop"));
+	assert_true(mgw_headers_connection_lists(&h, "Close"));
+	assert_false(mgw_headers_connection_lists(&h, "x-not"));
+	assert_false(mgw_headers_connection_lists(&h, "x-ho"));
+	mgw_headers_deinit(&h);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_add_get_count_remove),
+		cmocka_unit_test(test_append_value),
+		cmocka_unit_test(test_header_is),
+		cmocka_unit_test(test_name_valid_every_byte),
+		cmocka_unit_test(test_value_valid_every_byte),
+		cmocka_unit_test(test_connection_lists),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
