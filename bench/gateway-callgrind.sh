@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# bench/gateway-callgrind.sh - CPU instructions per proxied request, of
+# `mcpgw serve` (stateless) and of HAProxy side by side, counted by
+# valgrind's callgrind.  Instruction counts do not depend on what else the
+# machine is doing, so this comparison holds on a busy or noisy machine
+# where req/s (bench/gateway-rps.sh) does not; it says nothing about
+# latency, syscalls or cache misses.
+#
+#   bench/gateway-callgrind.sh [-n REQUESTS] [-p h1|h2c] [-t TOP]
+#
+# One `mcpgw backend --era modern` replica; each proxy runs with one
+# worker thread under callgrind; h2load sends REQUESTS modern tools/call
+# echo requests (8 connections; -p h2c: 8 streams each) through it; the
+# proxy is stopped and its total instruction count divided by REQUESTS
+# (start-up and shutdown included, a fixed cost that REQUESTS dilutes).
+# Prints a table and the TOP functions of mcpgw by self cost, and keeps
+# both in bench/results/gateway-callgrind-<UTC date>.md.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+N=4000 P=h1 T=15
+while getopts n:p:t: o; do
+	case $o in
+	n) N=$OPTARG ;; p) P=$OPTARG ;; t) T=$OPTARG ;; *) exit 2 ;;
+	esac
+done
+case $P in h1 | h2c) ;; *) echo "-p h1 or h2c" >&2; exit 2 ;; esac
+MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
+[ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
+for t in valgrind callgrind_annotate h2load haproxy; do
+	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# first_line FILE: waits (60 s at most: valgrind starts slowly) for
+# "listening on HOST:PORT"; prints HOST:PORT
+first_line() {
+	local l
+	for _ in $(seq 1200); do
+		l=$(head -n 1 "$1" 2>/dev/null || true)
+		case $l in "listening on "*) echo "${l#listening on }"; return 0 ;; esac
+		sleep 0.05
+	done
+	echo "no 'listening on' line in $1" >&2
+	return 1
+}
+wait_port() {
+	for _ in $(seq 1200); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+"$MCPGW" backend --listen 127.0.0.1:0 --era modern --id r1 --log-level warn \
+	>"$work/r.out" 2>"$work/r.err" &
+pids+=($!)
+replica=$(first_line "$work/r.out")
+
+printf '%s' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' >"$work/body.json"
+LOAD=(-n "$N" -c 8 -d "$work/body.json" -H 'Content-Type: application/json'
+	-H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28'
+	-H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo')
+if [ "$P" = h1 ]; then LOAD+=(--h1); else LOAD+=(-m 8); fi
+
+# drive NAME URL PID: the load, then a graceful stop of PID (callgrind
+# writes its counts at exit); sets IR to the instruction total
+drive() {
+	local name=$1 url=$2 pid=$3 ok
+	h2load "${LOAD[@]}" "$url" >"$work/$name.h2load" 2>&1 || true
+	ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$work/$name.h2load")
+	[ "$ok" = "$N" ] || { echo "$name: $ok of $N requests succeeded" >&2; cat "$work/$name.h2load" >&2; exit 1; }
+	kill -TERM "$pid"
+	wait "$pid" 2>/dev/null || true
+	IR=$(callgrind_annotate "$work/$name.cg" 2>/dev/null |
+		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+	[ -n "$IR" ] || { echo "$name: no callgrind total" >&2; exit 1; }
+}
+
+valgrind --tool=callgrind --callgrind-out-file="$work/mcpgw.cg" \
+	"$MCPGW" serve --listen 127.0.0.1:0 --upstream "http://$replica" --workers 1 \
+	--log-level warn >"$work/mcpgw.out" 2>"$work/mcpgw.err" &
+gpid=$!
+pids+=($gpid)
+gw=$(first_line "$work/mcpgw.out")
+drive mcpgw "http://$gw/mcp" "$gpid"
+mcpgw_ir=$IR
+
+hp=$(free_port)
+cat >"$work/haproxy.cfg" <<CFG
+global
+    nbthread 1
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    option http-keep-alive
+    http-reuse always
+frontend fe
+    bind 127.0.0.1:$hp $( [ "$P" = h2c ] && echo "proto h2" )
+    default_backend replicas
+backend replicas
+    server r1 $replica
+CFG
+valgrind --tool=callgrind --callgrind-out-file="$work/haproxy.cg" \
+	haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.out" 2>&1 &
+hpid=$!
+pids+=($hpid)
+wait_port "$hp" || { echo "haproxy did not listen" >&2; exit 1; }
+drive haproxy "http://127.0.0.1:$hp/mcp" "$hpid"
+haproxy_ir=$IR
+
+out=$top/bench/results/gateway-callgrind-$(date -u +%Y%m%d-%H%M%S).md
+{
+	echo "# Instructions per proxied request ($P from the client, $N requests, $(date -u +%Y-%m-%dT%H:%MZ))"
+	echo
+	echo "$("$MCPGW" version | head -n 1), $(haproxy -v | head -n 1 | cut -d' ' -f1-3), valgrind $(valgrind --version)"
+	echo
+	echo "| proxy | instructions | per request | vs HAProxy |"
+	echo "|---|---:|---:|---:|"
+	awk -v m="$mcpgw_ir" -v h="$haproxy_ir" -v n="$N" 'BEGIN {
+		printf "| mcpgw serve | %d | %.0f | %.2fx |\n", m, m / n, m / h
+		printf "| HAProxy | %d | %.0f | 1.00x |\n", h, h / n }'
+	echo
+	echo "mcpgw's top $T functions by their own instructions:"
+	echo
+	echo '```'
+	callgrind_annotate "$work/mcpgw.cg" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | sed -n "2,$((T + 1))p"
+	echo '```'
+} | tee "$out"
+echo "(kept in $out)"
