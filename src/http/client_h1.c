@@ -273,6 +273,10 @@ static int on_headers_complete(http_parser *p)
 		return -1;
 	if (p->http_major != 1)
 		return perr(c, MGW_EPROTO, "response is not HTTP/1.x");
+	/* http-parser takes any three digits; RFC 9110 §15 codes run from
+	 * 100 to 599, and a proxy must not pass "004" on */
+	if (status < 100 || status > 599)
+		return perr(c, MGW_EPROTO, "response status outside 100..599");
 	if (status == 101)
 		return perr(c, MGW_EPROTO, "unexpected 101 Switching Protocols");
 	if (status >= 100 && status < 200) {

@@ -162,6 +162,8 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *frame,
 				goto bad;
 			st = st * 10 + (value[i] - '0');
 		}
+		if (st < 100 || st > 599) /* RFC 9110 §15: 100..599 */
+			goto bad;
 		r->status = st;
 		return 0;
 	}

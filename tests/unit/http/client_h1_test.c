@@ -536,6 +536,8 @@ static void test_strict_response_parsing(void **state)
 	    "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\nok",
 	    "HTTP/1.1 200 OK\r\nContent-Length: 1x\r\n\r\nok",
 	    "HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1 004 Bad\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1 600 Big\r\nContent-Length: 2\r\n\r\nok",
 	    "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
 	    "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
 	    big,
@@ -544,7 +546,7 @@ static void test_strict_response_parsing(void **state)
 	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n",
 	    NULL,
 	};
-	const int first_body_case = 20;
+	const int first_body_case = 22;
 	size_t nb;
 
 	nb = (size_t)snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nX-Big: ");

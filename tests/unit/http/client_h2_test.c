@@ -760,6 +760,38 @@ static void test_h2_interim_and_head(void **state)
 	rec_deinit(&rc);
 }
 
+/* :status outside 100..599 ("004", "600"): three digits, so nghttp2
+ * takes them; the client must refuse them (a proxy must not pass them). */
+static const char *bad_status;
+
+static void on_bad_status(struct h2s *s)
+{
+	nghttp2_nv nv = {(uint8_t *)":status", (uint8_t *)bad_status, 7, 3,
+	                 NGHTTP2_NV_FLAG_NONE};
+
+	nghttp2_submit_headers(s->uc->ng, NGHTTP2_FLAG_END_STREAM, s->id, NULL,
+	                       &nv, 1, NULL);
+}
+
+static void check_bad_status(void **state, const char *status)
+{
+	struct fx *f;
+	struct rec rc;
+
+	bad_status = status;
+	f = fx_start(state, 0, 0, on_bad_status);
+	rec_init(&rc);
+	submit(f, &rc, "GET", "/s", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.failed, 1);
+	assert_int_equal(rc.nhead, 0);
+	rec_deinit(&rc);
+}
+
+static void test_h2_status_004(void **state) { check_bad_status(state, "004"); }
+static void test_h2_status_099(void **state) { check_bad_status(state, "099"); }
+static void test_h2_status_600(void **state) { check_bad_status(state, "600"); }
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +813,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_while_paused_returns_window, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_first_byte_timeout_resets_stream, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_interim_and_head, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_status_004, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_status_099, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_status_600, fx_setup, fx_teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
