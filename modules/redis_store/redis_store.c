@@ -71,6 +71,7 @@
 #include "session/session.h"
 #include "session/store.h"
 #include "session/table.h"
+#include "util/bytes.h"
 
 #define FORMAT 1
 #define FLAG_BOUND 1
@@ -173,37 +174,6 @@ static void bump(atomic_uint_fast64_t *c)
 
 /* ---- record encoding ---- */
 
-struct wbuf {
-	unsigned char *p;
-	size_t len, cap;
-};
-
-static void put_bytes(struct wbuf *w, const void *p, size_t n)
-{
-	/* Sized in advance by encoded_size(): overflow is a bug. */
-	if (w->len + n > w->cap)
-		abort();
-	if (n)
-		memcpy(w->p + w->len, p, n);
-	w->len += n;
-}
-
-static void put_uint(struct wbuf *w, uint64_t v, size_t n)
-{
-	unsigned char b[8];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-	put_bytes(w, b, n);
-}
-
-static void put_str(struct wbuf *w, const void *s, size_t n, size_t prefix)
-{
-	put_uint(w, s ? n : 0, prefix);
-	if (s)
-		put_bytes(w, s, n);
-}
-
 static size_t slen(const char *s)
 {
 	return s ? strlen(s) : 0;
@@ -228,106 +198,36 @@ static size_t encoded_size(const struct mgw_session *s)
  * hash field v).  Returns a malloc'd buffer, or NULL on no memory. */
 static unsigned char *encode(const struct mgw_session *s, size_t *len)
 {
-	struct wbuf w = {NULL, 0, encoded_size(s)};
+	struct mgw_wbuf w = {NULL, 0, encoded_size(s)};
 
 	w.p = malloc(w.cap);
 	if (!w.p)
 		return NULL;
-	put_uint(&w, FORMAT, 1);
-	put_uint(&w, (uint64_t)s->created_s, 8);
-	put_uint(&w, (uint64_t)s->expires_s, 8);
-	put_uint(&w, s->pin_gen, 4);
-	put_uint(&w, (s->bound ? FLAG_BOUND : 0) |
+	mgw_wbuf_put_uint(&w, FORMAT, 1);
+	mgw_wbuf_put_uint(&w, (uint64_t)s->created_s, 8);
+	mgw_wbuf_put_uint(&w, (uint64_t)s->expires_s, 8);
+	mgw_wbuf_put_uint(&w, s->pin_gen, 4);
+	mgw_wbuf_put_uint(&w, (s->bound ? FLAG_BOUND : 0) |
 	             (s->tools_known ? FLAG_TOOLS_KNOWN : 0), 1);
 	if (s->bound)
-		put_bytes(&w, s->principal, MGW_SESSION_DIGEST_LEN);
-	put_str(&w, s->pin_url, slen(s->pin_url), 2);
-	put_str(&w, s->upstream_sid, slen(s->upstream_sid), 2);
-	put_str(&w, s->protocol_version, slen(s->protocol_version), 1);
-	put_uint(&w, s->n_init_headers, 1);
+		mgw_wbuf_put(&w, s->principal, MGW_SESSION_DIGEST_LEN);
+	mgw_wbuf_put_field(&w, s->pin_url, slen(s->pin_url), 2);
+	mgw_wbuf_put_field(&w, s->upstream_sid, slen(s->upstream_sid), 2);
+	mgw_wbuf_put_field(&w, s->protocol_version, slen(s->protocol_version), 1);
+	mgw_wbuf_put_uint(&w, s->n_init_headers, 1);
 	for (size_t i = 0; i < s->n_init_headers; i++) {
-		put_str(&w, s->init_headers[i].name,
+		mgw_wbuf_put_field(&w, s->init_headers[i].name,
 		        slen(s->init_headers[i].name), 1);
-		put_str(&w, s->init_headers[i].value,
+		mgw_wbuf_put_field(&w, s->init_headers[i].value,
 		        slen(s->init_headers[i].value), 2);
 	}
-	put_str(&w, s->init_body, s->init_len, 4);
-	put_str(&w, s->initialized_body, s->initialized_len, 2);
-	put_uint(&w, s->n_safe_tools, 2);
+	mgw_wbuf_put_field(&w, s->init_body, s->init_len, 4);
+	mgw_wbuf_put_field(&w, s->initialized_body, s->initialized_len, 2);
+	mgw_wbuf_put_uint(&w, s->n_safe_tools, 2);
 	for (size_t i = 0; i < s->n_safe_tools; i++)
-		put_str(&w, s->safe_tools[i], slen(s->safe_tools[i]), 2);
+		mgw_wbuf_put_field(&w, s->safe_tools[i], slen(s->safe_tools[i]), 2);
 	*len = w.len;
 	return w.p;
-}
-
-struct rbuf {
-	const unsigned char *p;
-	size_t len, off;
-	int bad;
-};
-
-static uint64_t get_uint(struct rbuf *r, size_t n)
-{
-	uint64_t v = 0;
-
-	if (r->bad || r->len - r->off < n) {
-		r->bad = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | r->p[r->off + i];
-	r->off += n;
-	return v;
-}
-
-static int64_t to_signed(uint64_t u)
-{
-	/* Two's complement back without implementation-defined casts. */
-	if (u <= (uint64_t)INT64_MAX)
-		return (int64_t)u;
-	return -(int64_t)(~u) - 1;
-}
-
-/* A length-prefixed field in place: *out points into the buffer (NULL
- * for length 0), *n its length. */
-static void get_field(struct rbuf *r, size_t prefix, const unsigned char **out,
-                      size_t *n)
-{
-	*n = (size_t)get_uint(r, prefix);
-	*out = NULL;
-	if (r->bad || *n == 0)
-		return;
-	if (r->len - r->off < *n) {
-		r->bad = 1;
-		return;
-	}
-	*out = r->p + r->off;
-	r->off += *n;
-}
-
-/* The same as a fresh NUL-terminated string; NULL for length 0.  A string
- * holding a NUL is refused (the setters would stop reading at it). */
-static char *get_str(struct rbuf *r, size_t prefix)
-{
-	const unsigned char *f;
-	size_t n;
-	char *s;
-
-	get_field(r, prefix, &f, &n);
-	if (!f)
-		return NULL;
-	if (memchr(f, '\0', n)) {
-		r->bad = 1;
-		return NULL;
-	}
-	s = malloc(n + 1);
-	if (!s) {
-		r->bad = 1;
-		return NULL;
-	}
-	memcpy(s, f, n);
-	s[n] = '\0';
-	return s;
 }
 
 static void free_strv(char **v, size_t n)
@@ -340,7 +240,7 @@ static void free_strv(char **v, size_t n)
 /* The record in p/len, validated by the setters, or NULL. */
 static struct mgw_session *decode(const unsigned char *p, size_t len)
 {
-	struct rbuf r = {p, len, 0, 0};
+	struct mgw_rbuf r = {p, len, 0, 0};
 	struct mgw_session *s = mgw_session_new();
 	char *url = NULL, *sid = NULL, *ver = NULL, *name = NULL, *value = NULL;
 	char **tools = NULL;
@@ -350,12 +250,12 @@ static struct mgw_session *decode(const unsigned char *p, size_t len)
 
 	if (!s)
 		return NULL;
-	if (get_uint(&r, 1) != FORMAT)
+	if (mgw_rbuf_get_uint(&r, 1) != FORMAT)
 		goto fail;
-	s->created_s = to_signed(get_uint(&r, 8));
-	s->expires_s = to_signed(get_uint(&r, 8));
-	s->pin_gen = (uint32_t)get_uint(&r, 4);
-	flags = (unsigned)get_uint(&r, 1);
+	s->created_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
+	s->expires_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
+	s->pin_gen = (uint32_t)mgw_rbuf_get_uint(&r, 4);
+	flags = (unsigned)mgw_rbuf_get_uint(&r, 1);
 	if (r.bad || (flags & ~(unsigned)(FLAG_BOUND | FLAG_TOOLS_KNOWN)))
 		goto fail;
 	if (flags & FLAG_BOUND) {
@@ -364,16 +264,16 @@ static struct mgw_session *decode(const unsigned char *p, size_t len)
 		mgw_session_set_principal(s, r.p + r.off);
 		r.off += MGW_SESSION_DIGEST_LEN;
 	}
-	url = get_str(&r, 2);
-	sid = get_str(&r, 2);
-	ver = get_str(&r, 1);
+	url = mgw_rbuf_get_str(&r, 2);
+	sid = mgw_rbuf_get_str(&r, 2);
+	ver = mgw_rbuf_get_str(&r, 1);
 	if (r.bad || mgw_session_set_pin(s, url, sid) != 0 ||
 	    mgw_session_set_protocol_version(s, ver) != 0)
 		goto fail;
-	n = (size_t)get_uint(&r, 1);
+	n = (size_t)mgw_rbuf_get_uint(&r, 1);
 	for (size_t i = 0; i < n && !r.bad; i++) {
-		name = get_str(&r, 1);
-		value = get_str(&r, 2);
+		name = mgw_rbuf_get_str(&r, 1);
+		value = mgw_rbuf_get_str(&r, 2);
 		if (r.bad || !name || !value ||
 		    mgw_session_add_init_header(s, name, value) != 0)
 			goto fail;
@@ -381,13 +281,13 @@ static struct mgw_session *decode(const unsigned char *p, size_t len)
 		free(value);
 		name = value = NULL;
 	}
-	get_field(&r, 4, &f, &n);
+	mgw_rbuf_get_field(&r, 4, &f, &n);
 	if (r.bad || !f || mgw_session_set_init(s, f, n) != 0)
 		goto fail;
-	get_field(&r, 2, &f, &n);
+	mgw_rbuf_get_field(&r, 2, &f, &n);
 	if (r.bad || (f && mgw_session_set_initialized(s, f, n) != 0))
 		goto fail;
-	ntools = (size_t)get_uint(&r, 2);
+	ntools = (size_t)mgw_rbuf_get_uint(&r, 2);
 	if (r.bad || ntools > MGW_SESSION_MAX_SAFE_TOOLS)
 		goto fail;
 	if (ntools) {
@@ -396,7 +296,7 @@ static struct mgw_session *decode(const unsigned char *p, size_t len)
 			goto fail;
 	}
 	for (size_t i = 0; i < ntools; i++) {
-		tools[i] = get_str(&r, 2);
+		tools[i] = mgw_rbuf_get_str(&r, 2);
 		if (r.bad || !tools[i])
 			goto fail;
 	}

@@ -50,6 +50,7 @@
 #include "session/store.h"
 #include "session/table.h"
 #include "util/base64.h"
+#include "util/bytes.h"
 #include "util/rand.h"
 
 /* The token carries the initialize body in a request header on every
@@ -86,38 +87,6 @@ static struct sealed_store *sealed_of(struct mgw_session_store *st)
 
 /* ---- plaintext serialization ---- */
 
-struct wbuf {
-	unsigned char *p;
-	size_t len, cap;
-};
-
-static void put_bytes(struct wbuf *w, const void *p, size_t n)
-{
-	/* Sized in advance by plain_size(): overflow is a bug. */
-	if (w->len + n > w->cap)
-		abort();
-	if (n)
-		memcpy(w->p + w->len, p, n);
-	w->len += n;
-}
-
-static void put_uint(struct wbuf *w, uint64_t v, size_t n)
-{
-	unsigned char b[8];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
-	put_bytes(w, b, n);
-}
-
-static void put_str(struct wbuf *w, const char *s, size_t prefix)
-{
-	size_t n = s ? strlen(s) : 0;
-
-	put_uint(w, n, prefix);
-	put_bytes(w, s, n);
-}
-
 static size_t plain_size(const struct mgw_session *s)
 {
 	size_t n = PLAIN_FIXED + s->init_len;
@@ -131,80 +100,22 @@ static size_t plain_size(const struct mgw_session *s)
 	return n;
 }
 
-static void serialize(const struct mgw_session *s, struct wbuf *w)
+static void serialize(const struct mgw_session *s, struct mgw_wbuf *w)
 {
-	put_uint(w, PLAIN_FORMAT, 1);
-	put_uint(w, (uint64_t)s->created_s, 8);
-	put_uint(w, (uint64_t)s->expires_s, 8);
-	put_uint(w, s->pin_gen, 4);
-	put_str(w, s->pin_url, 2);
-	put_str(w, s->upstream_sid, 2);
-	put_str(w, s->protocol_version, 1);
-	put_uint(w, s->n_init_headers, 1);
+	mgw_wbuf_put_uint(w, PLAIN_FORMAT, 1);
+	mgw_wbuf_put_uint(w, (uint64_t)s->created_s, 8);
+	mgw_wbuf_put_uint(w, (uint64_t)s->expires_s, 8);
+	mgw_wbuf_put_uint(w, s->pin_gen, 4);
+	mgw_wbuf_put_str(w, s->pin_url, 2);
+	mgw_wbuf_put_str(w, s->upstream_sid, 2);
+	mgw_wbuf_put_str(w, s->protocol_version, 1);
+	mgw_wbuf_put_uint(w, s->n_init_headers, 1);
 	for (size_t i = 0; i < s->n_init_headers; i++) {
-		put_str(w, s->init_headers[i].name, 1);
-		put_str(w, s->init_headers[i].value, 2);
+		mgw_wbuf_put_str(w, s->init_headers[i].name, 1);
+		mgw_wbuf_put_str(w, s->init_headers[i].value, 2);
 	}
-	put_uint(w, s->init_len, 4);
-	put_bytes(w, s->init_body, s->init_len);
-}
-
-struct rbuf {
-	const unsigned char *p;
-	size_t len, off;
-	int bad;
-};
-
-static uint64_t get_uint(struct rbuf *r, size_t n)
-{
-	uint64_t v = 0;
-
-	if (r->bad || r->len - r->off < n) {
-		r->bad = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | r->p[r->off + i];
-	r->off += n;
-	return v;
-}
-
-static int64_t to_signed(uint64_t u)
-{
-	/* Two's complement back without implementation-defined casts. */
-	if (u <= (uint64_t)INT64_MAX)
-		return (int64_t)u;
-	return -(int64_t)(~u) - 1;
-}
-
-/* Reads a prefix-length string into a fresh NUL-terminated copy; length 0
- * gives NULL (absent).  *bad set on truncation or no memory. */
-static char *get_str(struct rbuf *r, size_t prefix)
-{
-	size_t n = (size_t)get_uint(r, prefix);
-	char *s;
-
-	if (r->bad || n == 0)
-		return NULL;
-	if (r->len - r->off < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	s = malloc(n + 1);
-	if (!s) {
-		r->bad = 1;
-		return NULL;
-	}
-	memcpy(s, r->p + r->off, n);
-	s[n] = '\0';
-	r->off += n;
-	/* An embedded NUL would make the C string say less than the token. */
-	if (strlen(s) != n) {
-		r->bad = 1;
-		free(s);
-		return NULL;
-	}
-	return s;
+	mgw_wbuf_put_uint(w, s->init_len, 4);
+	mgw_wbuf_put(w, s->init_body, s->init_len);
 }
 
 /* Builds a record from an authenticated plaintext.  The setters validate
@@ -212,28 +123,28 @@ static char *get_str(struct rbuf *r, size_t prefix)
 struct mgw_session *mgw_sealed_plain_decode(const unsigned char *p,
                                             size_t len)
 {
-	struct rbuf r = {.p = p, .len = len};
+	struct mgw_rbuf r = {.p = p, .len = len};
 	struct mgw_session *s = mgw_session_new();
 	char *url = NULL, *sid = NULL, *ver = NULL, *name = NULL, *value = NULL;
 	size_t nh, ilen;
 
 	if (!s)
 		return NULL;
-	if (get_uint(&r, 1) != PLAIN_FORMAT)
+	if (mgw_rbuf_get_uint(&r, 1) != PLAIN_FORMAT)
 		goto fail;
-	s->created_s = to_signed(get_uint(&r, 8));
-	s->expires_s = to_signed(get_uint(&r, 8));
-	s->pin_gen = (uint32_t)get_uint(&r, 4);
-	url = get_str(&r, 2);
-	sid = get_str(&r, 2);
-	ver = get_str(&r, 1);
+	s->created_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
+	s->expires_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
+	s->pin_gen = (uint32_t)mgw_rbuf_get_uint(&r, 4);
+	url = mgw_rbuf_get_str(&r, 2);
+	sid = mgw_rbuf_get_str(&r, 2);
+	ver = mgw_rbuf_get_str(&r, 1);
 	if (r.bad || mgw_session_set_pin(s, url, sid) != 0 ||
 	    mgw_session_set_protocol_version(s, ver) != 0)
 		goto fail;
-	nh = (size_t)get_uint(&r, 1);
+	nh = (size_t)mgw_rbuf_get_uint(&r, 1);
 	for (size_t i = 0; i < nh && !r.bad; i++) {
-		name = get_str(&r, 1);
-		value = get_str(&r, 2);
+		name = mgw_rbuf_get_str(&r, 1);
+		value = mgw_rbuf_get_str(&r, 2);
 		if (r.bad || !name ||
 		    mgw_session_add_init_header(s, name, value ? value : "") != 0)
 			goto fail;
@@ -241,7 +152,7 @@ struct mgw_session *mgw_sealed_plain_decode(const unsigned char *p,
 		free(value);
 		name = value = NULL;
 	}
-	ilen = (size_t)get_uint(&r, 4);
+	ilen = (size_t)mgw_rbuf_get_uint(&r, 4);
 	if (r.bad || ilen == 0 || r.len - r.off != ilen ||
 	    mgw_session_set_init(s, r.p + r.off, ilen) != 0)
 		goto fail;
@@ -262,7 +173,7 @@ fail:
 unsigned char *mgw_sealed_plain_encode(const struct mgw_session *s,
                                        size_t *len)
 {
-	struct wbuf w = {.cap = plain_size(s)};
+	struct mgw_wbuf w = {.cap = plain_size(s)};
 
 	w.p = malloc(w.cap);
 	if (!w.p)
@@ -299,7 +210,7 @@ static char *seal(struct sealed_store *ss, const struct mgw_session *s,
 	const struct mgw_key256 *k = &ss->keys[0];
 	size_t kidlen = strlen(k->kid), ptlen = plain_size(s), adlen, hdr, n;
 	unsigned char ad[AD_MAX], *raw = NULL, *pt = NULL;
-	struct wbuf w;
+	struct mgw_wbuf w;
 	EVP_CIPHER_CTX *c = NULL;
 	char *tok = NULL;
 	int outl = 0, finl = 0;
@@ -310,7 +221,7 @@ static char *seal(struct sealed_store *ss, const struct mgw_session *s,
 	pt = malloc(ptlen);
 	if (!raw || !pt)
 		goto out;
-	w = (struct wbuf){.p = pt, .cap = ptlen};
+	w = (struct mgw_wbuf){.p = pt, .cap = ptlen};
 	serialize(s, &w);
 	raw[0] = TOKEN_VERSION;
 	raw[1] = (unsigned char)kidlen;
