@@ -18,14 +18,8 @@ MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
 [ -x "$MCPGW" ] || { echo "build first: scripts/build.sh _build/normal" >&2; exit 2; }
 command -v h2load >/dev/null || { echo "h2load missing: apt-get install nghttp2-client" >&2; exit 2; }
 cache=$top/_build/bench-node
-work=$(mktemp -d)
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+. "$top/bench/lib.sh"
 
-free_port() { # asks the kernel for a free loopback port via the backend itself
-	local p; for _ in $(seq 50); do p=$((20000 + RANDOM % 30000));
-		(exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo $p; return; }; done; return 1; }
-wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.05; done; return 1; }
 start_mcpgw() { # ERA -> port
 	"$MCPGW" backend --listen 127.0.0.1:0 --era "$1" --log-level warn >"$work/mcpgw-$1.out" 2>"$work/mcpgw-$1.err" &
 	pids+=($!)

@@ -11,8 +11,9 @@
 # One `mcpgw backend --era modern` replica; each proxy runs with one
 # worker thread under callgrind; h2load sends REQUESTS modern tools/call
 # echo requests (8 connections; -p h2c: 8 streams each) through it; the
-# proxy is stopped and its total instruction count divided by REQUESTS
-# (start-up and shutdown included, a fixed cost that REQUESTS dilutes).
+# counters are zeroed after a warm-up of 200 requests, and what the proxy
+# executed from there to its exit is divided by REQUESTS (its shutdown
+# included, start-up and warm-up not).
 # Prints a table and the TOP functions of mcpgw by self cost, and keeps
 # both in bench/results/gateway-callgrind-<UTC date>.md.
 set -euo pipefail
@@ -26,42 +27,11 @@ done
 case $P in h1 | h2c) ;; *) echo "-p h1 or h2c" >&2; exit 2 ;; esac
 MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
 [ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
-for t in valgrind callgrind_annotate h2load haproxy; do
+for t in valgrind callgrind_annotate callgrind_control h2load haproxy; do
 	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# first_line FILE: waits (60 s at most: valgrind starts slowly) for
-# "listening on HOST:PORT"; prints HOST:PORT
-first_line() {
-	local l
-	for _ in $(seq 1200); do
-		l=$(head -n 1 "$1" 2>/dev/null || true)
-		case $l in "listening on "*) echo "${l#listening on }"; return 0 ;; esac
-		sleep 0.05
-	done
-	echo "no 'listening on' line in $1" >&2
-	return 1
-}
-wait_port() {
-	for _ in $(seq 1200); do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-free_port() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+. "$top/bench/lib.sh"
 
 "$MCPGW" backend --listen 127.0.0.1:0 --era modern --id r1 --log-level warn \
 	>"$work/r.out" 2>"$work/r.err" &
@@ -73,11 +43,17 @@ LOAD=(-n "$N" -c 8 -d "$work/body.json" -H 'Content-Type: application/json'
 	-H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: 2026-07-28'
 	-H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo')
 if [ "$P" = h1 ]; then LOAD+=(--h1); else LOAD+=(-m 8); fi
+WARM=("${LOAD[@]}")
+WARM[1]=200
 
-# drive NAME URL PID: the load, then a graceful stop of PID (callgrind
-# writes its counts at exit); sets IR to the instruction total
+# drive NAME URL PID: a warm-up of 200 requests, the counters zeroed
+# (callgrind_control), the measured load, then a graceful stop of PID
+# (callgrind writes its counts at exit); sets IR to the instructions
+# counted since the zeroing: the requests' own, without start-up
 drive() {
 	local name=$1 url=$2 pid=$3 ok
+	h2load "${WARM[@]}" "$url" >"$work/$name.warm" 2>&1 || true
+	callgrind_control -z "$pid" >/dev/null
 	h2load "${LOAD[@]}" "$url" >"$work/$name.h2load" 2>&1 || true
 	ok=$(sed -n 's/^requests: .* \([0-9]*\) succeeded.*/\1/p' "$work/$name.h2load")
 	[ "$ok" = "$N" ] || { echo "$name: $ok of $N requests succeeded" >&2; cat "$work/$name.h2load" >&2; exit 1; }
@@ -93,9 +69,22 @@ valgrind --tool=callgrind --callgrind-out-file="$work/mcpgw.cg" \
 	--log-level warn >"$work/mcpgw.out" 2>"$work/mcpgw.err" &
 gpid=$!
 pids+=($gpid)
-gw=$(first_line "$work/mcpgw.out")
+gw=$(first_line "$work/mcpgw.out" 60) # valgrind starts slowly
 drive mcpgw "http://$gw/mcp" "$gpid"
 mcpgw_ir=$IR
+
+# The profile: callgrind attributes the instructions after a zeroing to
+# the event loop as a whole, so the per-function view comes from a run
+# counted from the start.
+valgrind --tool=callgrind --callgrind-out-file="$work/profile.cg" \
+	"$MCPGW" serve --listen 127.0.0.1:0 --upstream "http://$replica" --workers 1 \
+	--log-level warn >"$work/profile.out" 2>"$work/profile.err" &
+ppid=$!
+pids+=($ppid)
+pgw=$(first_line "$work/profile.out" 60)
+h2load "${LOAD[@]}" "http://$pgw/mcp" >"$work/profile.h2load" 2>&1 || true
+kill -TERM "$ppid"
+wait "$ppid" 2>/dev/null || true
 
 hp=$(free_port)
 cat >"$work/haproxy.cfg" <<CFG
@@ -118,7 +107,7 @@ valgrind --tool=callgrind --callgrind-out-file="$work/haproxy.cg" \
 	haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.out" 2>&1 &
 hpid=$!
 pids+=($hpid)
-wait_port "$hp" || { echo "haproxy did not listen" >&2; exit 1; }
+wait_port "$hp" 60 || { echo "haproxy did not listen" >&2; exit 1; }
 drive haproxy "http://127.0.0.1:$hp/mcp" "$hpid"
 haproxy_ir=$IR
 
@@ -134,10 +123,11 @@ out=$top/bench/results/gateway-callgrind-$(date -u +%Y%m%d-%H%M%S).md
 		printf "| mcpgw serve | %d | %.0f | %.2fx |\n", m, m / n, m / h
 		printf "| HAProxy | %d | %.0f | 1.00x |\n", h, h / n }'
 	echo
-	echo "mcpgw's top $T functions by their own instructions:"
+	echo "mcpgw's top $T functions by their own instructions (a second run"
+	echo "of $N requests, start-up included):"
 	echo
 	echo '```'
-	callgrind_annotate "$work/mcpgw.cg" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | sed -n "2,$((T + 1))p"
+	callgrind_annotate "$work/profile.cg" 2>/dev/null | grep -E '^ *[0-9,]+ \(' | sed -n "2,$((T + 1))p"
 	echo '```'
 } | tee "$out"
 echo "(kept in $out)"

@@ -46,27 +46,7 @@ for t in curl jq; do
 	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
 done
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-# first_line FILE: waits (10 s at most) for "listening on HOST:PORT"; prints HOST:PORT
-first_line() {
-	local l
-	for _ in $(seq 200); do
-		l=$(head -n 1 "$1" 2>/dev/null || true)
-		case $l in "listening on "*) echo "${l#listening on }"; return 0 ;; esac
-		sleep 0.05
-	done
-	echo "no 'listening on' line in $1: $(tail -n 3 "${1%.out}.err" 2>/dev/null)" >&2
-	return 1
-}
+. "$top/bench/lib.sh"
 
 # replicas TAG: starts R replicas; sets REP (addresses) and RPID (pids)
 replicas() {

@@ -35,26 +35,7 @@ done
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 cores (one for the server, one for the client)" >&2; exit 2; }
 CLIENT_CPU=0 SERVER_CPU=1
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-first_line() {
-	local l
-	for _ in $(seq 200); do
-		l=$(head -n 1 "$1" 2>/dev/null || true)
-		case $l in "listening on "*) echo "${l#listening on }"; return 0 ;; esac
-		sleep 0.05
-	done
-	echo "no 'listening on' line in $1" >&2
-	return 1
-}
+. "$top/bench/lib.sh"
 
 taskset -c $SERVER_CPU "$MCPGW" backend --listen 127.0.0.1:0 --era modern \
 	--id bench --log-level warn >"$work/be.out" 2>"$work/be.err" &
