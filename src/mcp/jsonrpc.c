@@ -5,11 +5,13 @@
  * decide where they go.  Two choices keep the parse from becoming an attack
  * surface or a source of disagreement with the upstream:
  *
- * - Depth is bounded by our own pre-scan before jansson sees the bytes, so
- *   the limit is ours (configurable, small) and not jansson's compiled-in
- *   2048, and a deep body costs one linear pass and no allocation.
- * - Duplicate object names are rejected everywhere in the document
- *   (JSON_REJECT_DUPLICATES).  Parsers disagree on duplicates (first wins vs
+ * - The reader is our own strict one (mcp/json.c), which builds jansson
+ *   values; depth is bounded by it (configurable, small, not jansson's
+ *   compiled-in 2048), so a deep body is refused before it costs more
+ *   than its first levels.  It refuses the one leniency of json_loadb, a
+ *   NUL byte skipped after a number or literal, which an upstream's parser
+ *   could read differently.
+ * - Duplicate object names are rejected everywhere in the document.  Parsers disagree on duplicates (first wins vs
  *   last wins), and the values the gateway routes on live at many depths:
  *   method, params.name / params.uri, params._meta and, through
  *   x-mcp-header, any argument on a chain of properties.  A body with two
@@ -17,8 +19,8 @@
  *   is exactly the spoofing SEP-2243 forbids.  SDK serializers never emit
  *   duplicates, so the cost in compatibility is nil in practice.
  *
- * Strings may contain U+0000 (JSON_ALLOW_NUL: it is valid JSON and a backend
- * would accept it); every string this module hands out as a C string is
+ * Strings may contain U+0000 (it is valid JSON and a backend would accept
+ * it); every string this module hands out as a C string is
  * checked to have no embedded NUL, so a C comparison cannot be fooled by
  * "tools/call\u0000x". */
 #include "autoconf.h"
@@ -29,6 +31,7 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "mcp/json.h"
 #include "mcp/jsonrpc.h"
 
 #define DEFAULT_MAX_DEPTH 64
@@ -51,46 +54,6 @@ static void set_invalid(struct mgw_jrpc_msg *m, int code, const char *fmt, ...)
 	for (p = m->error_msg; *p; p++)
 		if ((unsigned char)*p < 0x20 || (unsigned char)*p > 0x7E)
 			*p = '?';
-}
-
-/* Returns 1 when the nesting of arrays/objects in buf exceeds max_depth.
- * Brackets inside strings do not count; a backslash escapes the next byte
- * inside a string.  The scan does not validate JSON: unbalanced or
- * malformed input is left for jansson to reject. */
-static int too_deep(const unsigned char *buf, size_t len, size_t max_depth)
-{
-	size_t depth = 0, i;
-	int in_str = 0;
-
-	for (i = 0; i < len; i++) {
-		unsigned char c = buf[i];
-
-		if (in_str) {
-			if (c == '\\')
-				i++;
-			else if (c == '"')
-				in_str = 0;
-			continue;
-		}
-		switch (c) {
-		case '"':
-			in_str = 1;
-			break;
-		case '[':
-		case '{':
-			if (++depth > max_depth)
-				return 1;
-			break;
-		case ']':
-		case '}':
-			if (depth > 0)
-				depth--;
-			break;
-		default:
-			break;
-		}
-	}
-	return 0;
 }
 
 /* A C string view of a JSON string, or NULL when v is not a string or
@@ -242,29 +205,29 @@ static void classify_object(struct mgw_jrpc_msg *m, json_t *o)
 int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
                       struct mgw_jrpc_msg *m)
 {
-	json_error_t jerr;
+	struct mgw_json_error jerr;
 
 	memset(m, 0, sizeof(*m));
 	if (max_depth == 0)
 		max_depth = DEFAULT_MAX_DEPTH;
-	if (too_deep(body, len, max_depth)) {
-		set_invalid(m, MGW_JRPC_INVALID_REQUEST,
-		            "JSON nesting deeper than %zu", max_depth);
-		return 0;
-	}
-	m->root = json_loadb(body, len,
-	                     JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY,
-	                     &jerr);
+	m->root = mgw_json_parse(body, len, max_depth, &jerr);
 	if (!m->root) {
-		if (json_error_code(&jerr) == json_error_out_of_memory)
+		switch (jerr.code) {
+		case MGW_JSON_NOMEM:
 			return MGW_ENOMEM;
-		if (json_error_code(&jerr) == json_error_duplicate_key) {
+		case MGW_JSON_DEPTH:
+			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
+			            "JSON nesting deeper than %zu", max_depth);
+			return 0;
+		case MGW_JSON_DUPLICATE:
 			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 			            "duplicate object member: %s", jerr.text);
 			return 0;
+		default:
+			set_invalid(m, MGW_JRPC_PARSE_ERROR, "parse error: %s",
+			            jerr.text);
+			return 0;
 		}
-		set_invalid(m, MGW_JRPC_PARSE_ERROR, "parse error: %s", jerr.text);
-		return 0;
 	}
 	if (json_is_array(m->root)) {
 		if (json_array_size(m->root) == 0)

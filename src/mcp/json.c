@@ -1,0 +1,513 @@
+/* json.c - strict RFC 8259 reader into jansson values (see json.h). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/json.h"
+
+#define DEFAULT_MAX_DEPTH 64
+
+struct rd {
+	const unsigned char *s, *p, *end;
+	size_t depth, max_depth;
+	struct mgw_json_error *err;
+};
+
+static json_t *fail(struct rd *r, enum mgw_json_err code, const char *text)
+{
+	if (r->err->code == MGW_JSON_OK) {
+		r->err->code = code;
+		r->err->position = (size_t)(r->p - r->s);
+		snprintf(r->err->text, sizeof(r->err->text), "%s at byte %zu", text,
+		         r->err->position);
+	}
+	return NULL;
+}
+
+static void skip_ws(struct rd *r)
+{
+	while (r->p < r->end &&
+	       (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+		r->p++;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0.  No overlong
+ * forms, no surrogates, nothing past U+10FFFF (RFC 3629). */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	size_t n, avail = (size_t)(end - p);
+	unsigned char lo = 0x80, hi = 0xBF;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF)
+		n = 2;
+	else if (c >= 0xE0 && c <= 0xEF)
+		n = 3;
+	else if (c >= 0xF0 && c <= 0xF4)
+		n = 4;
+	else
+		return 0;
+	if (avail < n)
+		return 0;
+	if (c == 0xE0)
+		lo = 0xA0;
+	else if (c == 0xED)
+		hi = 0x9F;
+	else if (c == 0xF0)
+		lo = 0x90;
+	else if (c == 0xF4)
+		hi = 0x8F;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xBF)
+			return 0;
+	return n;
+}
+
+static int hex4(const unsigned char *p, const unsigned char *end, unsigned *out)
+{
+	unsigned v = 0;
+
+	if (end - p < 4)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		unsigned char c = p[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (unsigned)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			v |= (unsigned)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static size_t put_utf8(unsigned char *o, unsigned cp)
+{
+	if (cp < 0x80) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		o[0] = (unsigned char)(0xC0 | cp >> 6);
+		o[1] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		o[0] = (unsigned char)(0xE0 | cp >> 12);
+		o[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+		o[2] = (unsigned char)(0x80 | (cp & 0x3F));
+		return 3;
+	}
+	o[0] = (unsigned char)(0xF0 | cp >> 18);
+	o[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3F));
+	o[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3F));
+	o[3] = (unsigned char)(0x80 | (cp & 0x3F));
+	return 4;
+}
+
+/* Decodes the escapes of the string body [a, b) (already checked by
+ * scan_string) into *out (malloc'd), *len its length. */
+static int unescape(struct rd *r, const unsigned char *a, const unsigned char *b,
+                    char **out, size_t *len)
+{
+	/* every escape is at least as long as what it decodes to */
+	unsigned char *o = malloc((size_t)(b - a) + 1), *w = o;
+
+	if (!o) {
+		fail(r, MGW_JSON_NOMEM, "no memory");
+		return -1;
+	}
+	while (a < b) {
+		unsigned cp, lo;
+
+		if (*a != '\\') {
+			*w++ = *a++;
+			continue;
+		}
+		a++;
+		switch (*a++) {
+		case '"': *w++ = '"'; break;
+		case '\\': *w++ = '\\'; break;
+		case '/': *w++ = '/'; break;
+		case 'b': *w++ = '\b'; break;
+		case 'f': *w++ = '\f'; break;
+		case 'n': *w++ = '\n'; break;
+		case 'r': *w++ = '\r'; break;
+		case 't': *w++ = '\t'; break;
+		default: /* 'u', checked by scan_string */
+			hex4(a, b, &cp);
+			a += 4;
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				hex4(a + 2, b, &lo);
+				a += 6;
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			}
+			w += put_utf8(w, cp);
+			break;
+		}
+	}
+	*out = (char *)o;
+	*len = (size_t)(w - o);
+	return 0;
+}
+
+/* Scans the string starting at the opening quote: checks it (UTF-8,
+ * control bytes, escapes, surrogate pairs) and leaves r->p after the
+ * closing quote.  [*a, *b) is its body; *esc whether it has escapes;
+ * *nul whether an escape decodes to U+0000. */
+static int scan_string(struct rd *r, const unsigned char **a,
+                       const unsigned char **b, int *esc, int *nul)
+{
+	const unsigned char *p = r->p + 1;
+
+	*a = p;
+	*esc = *nul = 0;
+	for (;;) {
+		unsigned char c;
+
+		if (p >= r->end) {
+			r->p = p;
+			fail(r, MGW_JSON_SYNTAX, "unterminated string");
+			return -1;
+		}
+		c = *p;
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			r->p = p;
+			fail(r, MGW_JSON_SYNTAX, "control character in string");
+			return -1;
+		}
+		if (c == '\\') {
+			unsigned cp, lo;
+
+			*esc = 1;
+			if (p + 1 >= r->end)
+				goto bad_escape;
+			switch (p[1]) {
+			case '"': case '\\': case '/': case 'b': case 'f':
+			case 'n': case 'r': case 't':
+				p += 2;
+				continue;
+			case 'u':
+				break;
+			default:
+				goto bad_escape;
+			}
+			if (hex4(p + 2, r->end, &cp) != 0)
+				goto bad_escape;
+			p += 6;
+			if (cp >= 0xDC00 && cp <= 0xDFFF)
+				goto bad_escape; /* a low surrogate first */
+			if (cp >= 0xD800 && cp <= 0xDBFF) {
+				if (r->end - p < 6 || p[0] != '\\' || p[1] != 'u' ||
+				    hex4(p + 2, r->end, &lo) != 0 ||
+				    lo < 0xDC00 || lo > 0xDFFF)
+					goto bad_escape;
+				p += 6;
+			}
+			if (cp == 0)
+				*nul = 1;
+			continue;
+		}
+		{
+			size_t n = utf8_len(p, r->end);
+
+			if (n == 0) {
+				r->p = p;
+				fail(r, MGW_JSON_SYNTAX, "invalid UTF-8 in string");
+				return -1;
+			}
+			p += n;
+		}
+	}
+	*b = p;
+	r->p = p + 1;
+	return 0;
+bad_escape:
+	r->p = p;
+	fail(r, MGW_JSON_SYNTAX, "invalid escape in string");
+	return -1;
+}
+
+static json_t *string_value(struct rd *r)
+{
+	const unsigned char *a, *b;
+	int esc, nul;
+	char *s;
+	size_t n;
+	json_t *v;
+
+	if (scan_string(r, &a, &b, &esc, &nul) != 0)
+		return NULL;
+	if (!esc)
+		v = json_stringn_nocheck((const char *)a, (size_t)(b - a));
+	else {
+		if (unescape(r, a, b, &s, &n) != 0)
+			return NULL;
+		v = json_stringn_nocheck(s, n);
+		free(s);
+	}
+	return v ? v : fail(r, MGW_JSON_NOMEM, "no memory");
+}
+
+static json_t *number(struct rd *r)
+{
+	const unsigned char *p = r->p, *start = p;
+	char buf[64], *num, *endp;
+	json_t *j;
+	int is_real = 0;
+	size_t n;
+
+	if (p < r->end && *p == '-')
+		p++;
+	if (p >= r->end || *p < '0' || *p > '9')
+		return fail(r, MGW_JSON_SYNTAX, "invalid number");
+	if (*p == '0') {
+		p++;
+		if (p < r->end && *p >= '0' && *p <= '9')
+			return fail(r, MGW_JSON_SYNTAX, "invalid number");
+	} else {
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < r->end && *p == '.') {
+		is_real = 1;
+		p++;
+		if (p >= r->end || *p < '0' || *p > '9')
+			return fail(r, MGW_JSON_SYNTAX, "invalid number");
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < r->end && (*p == 'e' || *p == 'E')) {
+		is_real = 1;
+		p++;
+		if (p < r->end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= r->end || *p < '0' || *p > '9')
+			return fail(r, MGW_JSON_SYNTAX, "invalid number");
+		while (p < r->end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	n = (size_t)(p - start);
+	/* strtoll / strtod want a terminated copy; numbers are short */
+	num = n < sizeof(buf) ? buf : malloc(n + 1);
+	if (!num)
+		return fail(r, MGW_JSON_NOMEM, "no memory");
+	memcpy(num, start, n);
+	num[n] = '\0';
+	errno = 0;
+	if (!is_real) {
+		long long v = strtoll(num, &endp, 10);
+
+		if (errno == ERANGE) {
+			j = fail(r, MGW_JSON_SYNTAX, "integer out of range");
+			goto out;
+		}
+		j = json_integer((json_int_t)v);
+	} else {
+		double d = strtod(num, &endp);
+
+		if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL)) {
+			j = fail(r, MGW_JSON_SYNTAX, "real number overflow");
+			goto out;
+		}
+		j = json_real(d);
+	}
+	if (!j)
+		fail(r, MGW_JSON_NOMEM, "no memory");
+out:
+	if (num != buf)
+		free(num);
+	r->p = p;
+	return j;
+}
+
+static json_t *value(struct rd *r);
+
+static json_t *object(struct rd *r)
+{
+	json_t *o = json_object(), *v;
+
+	if (!o)
+		return fail(r, MGW_JSON_NOMEM, "no memory");
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == '}') {
+		r->p++;
+		return o;
+	}
+	for (;;) {
+		const unsigned char *a, *b;
+		char *key = NULL;
+		size_t klen;
+		int esc, nul, rc;
+
+		if (r->p >= r->end || *r->p != '"') {
+			fail(r, MGW_JSON_SYNTAX, "expected a member name");
+			goto bad;
+		}
+		if (scan_string(r, &a, &b, &esc, &nul) != 0)
+			goto bad;
+		if (nul) {
+			fail(r, MGW_JSON_SYNTAX, "NUL in a member name");
+			goto bad;
+		}
+		if (esc) {
+			if (unescape(r, a, b, &key, &klen) != 0)
+				goto bad;
+		} else {
+			klen = (size_t)(b - a);
+		}
+		/* right after the name, as jansson does, so that the first
+		 * error found is the same one */
+		if (json_object_getn(o, key ? key : (const char *)a, klen)) {
+			free(key);
+			fail(r, MGW_JSON_DUPLICATE, "duplicate member name");
+			goto bad;
+		}
+		skip_ws(r);
+		if (r->p >= r->end || *r->p != ':') {
+			free(key);
+			fail(r, MGW_JSON_SYNTAX, "expected ':'");
+			goto bad;
+		}
+		r->p++;
+		v = value(r);
+		if (!v) {
+			free(key);
+			goto bad;
+		}
+		rc = json_object_setn_new_nocheck(o, key ? key : (const char *)a,
+		                                  klen, v);
+		free(key);
+		if (rc != 0) {
+			fail(r, MGW_JSON_NOMEM, "no memory");
+			goto bad;
+		}
+		skip_ws(r);
+		if (r->p < r->end && *r->p == ',') {
+			r->p++;
+			skip_ws(r);
+			continue;
+		}
+		if (r->p < r->end && *r->p == '}') {
+			r->p++;
+			return o;
+		}
+		fail(r, MGW_JSON_SYNTAX, "expected ',' or '}'");
+		goto bad;
+	}
+bad:
+	json_decref(o);
+	return NULL;
+}
+
+static json_t *array(struct rd *r)
+{
+	json_t *a = json_array(), *v;
+
+	if (!a)
+		return fail(r, MGW_JSON_NOMEM, "no memory");
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == ']') {
+		r->p++;
+		return a;
+	}
+	for (;;) {
+		v = value(r);
+		if (!v || json_array_append_new(a, v) != 0) {
+			if (v)
+				fail(r, MGW_JSON_NOMEM, "no memory");
+			json_decref(a);
+			return NULL;
+		}
+		skip_ws(r);
+		if (r->p < r->end && *r->p == ',') {
+			r->p++;
+			continue;
+		}
+		if (r->p < r->end && *r->p == ']') {
+			r->p++;
+			return a;
+		}
+		json_decref(a);
+		return fail(r, MGW_JSON_SYNTAX, "expected ',' or ']'");
+	}
+}
+
+static json_t *literal(struct rd *r, const char *word, size_t n, json_t *v)
+{
+	if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0)
+		return fail(r, MGW_JSON_SYNTAX, "invalid token");
+	r->p += n;
+	return v;
+}
+
+static json_t *value(struct rd *r)
+{
+	json_t *v;
+
+	skip_ws(r);
+	if (r->p >= r->end)
+		return fail(r, MGW_JSON_SYNTAX, "unexpected end of input");
+	switch (*r->p) {
+	case '{':
+	case '[':
+		if (++r->depth > r->max_depth)
+			return fail(r, MGW_JSON_DEPTH, "nested too deep");
+		v = *r->p == '{' ? object(r) : array(r);
+		r->depth--;
+		return v;
+	case '"':
+		return string_value(r);
+	case 't':
+		return literal(r, "true", 4, json_true());
+	case 'f':
+		return literal(r, "false", 5, json_false());
+	case 'n':
+		return literal(r, "null", 4, json_null());
+	default:
+		if (*r->p == '-' || (*r->p >= '0' && *r->p <= '9'))
+			return number(r);
+		return fail(r, MGW_JSON_SYNTAX, "invalid token");
+	}
+}
+
+json_t *mgw_json_parse(const void *buf, size_t len, size_t max_depth,
+                       struct mgw_json_error *err)
+{
+	struct rd r;
+	json_t *v;
+
+	memset(err, 0, sizeof(*err));
+	r.s = r.p = buf;
+	r.end = r.s + len;
+	r.depth = 0;
+	r.max_depth = max_depth ? max_depth : DEFAULT_MAX_DEPTH;
+	r.err = err;
+	v = value(&r);
+	if (!v)
+		return NULL;
+	skip_ws(&r);
+	if (r.p != r.end) {
+		json_decref(v);
+		return fail(&r, MGW_JSON_SYNTAX, "end of input expected");
+	}
+	return v;
+}

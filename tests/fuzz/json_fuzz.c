@@ -1,0 +1,74 @@
+/* json_fuzz.c - libFuzzer target: the strict JSON reader (src/mcp/json.c)
+ * against jansson's own json_loadb with the flags it replaces
+ * (JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY), on any
+ * bytes.  Besides the sanitizers: both accept or both refuse (but for
+ * NUL bytes jansson skips after a number or literal, which the reader
+ * refuses: with spaces there it must read what jansson read); a duplicate
+ * member name is the reason for both or for neither; what both accept
+ * they build into equal values (json_equal: same types, same integers,
+ * same doubles, same strings byte for byte, same members). */
+#include "autoconf.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "mcp/json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* The reader stopped at a NUL byte that jansson would have skipped: one
+ * right after the last character of a number or literal, outside any
+ * string. */
+static int skipped_nul(const uint8_t *d, size_t n, const struct mgw_json_error *e)
+{
+	uint8_t prev;
+
+	if (e->code != MGW_JSON_SYNTAX || e->position == 0 || e->position >= n ||
+	    d[e->position] != 0 || strstr(e->text, "string"))
+		return 0;
+	prev = d[e->position - 1];
+	return (prev >= '0' && prev <= '9') || prev == 'e' || prev == 'l';
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	json_error_t je;
+	struct mgw_json_error me;
+	json_t *a, *b;
+
+	a = json_loadb((const char *)data, size,
+	               JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL | JSON_DECODE_ANY, &je);
+	/* jansson's own nesting bound */
+	b = mgw_json_parse(data, size, 2048, &me);
+	/* jansson's one leniency: a NUL byte right after a number, true,
+	 * false or null is skipped ("[5\0]" is [5]); the reader refuses it.
+	 * Where the reader stopped at such a byte, it reads again with a
+	 * space there (the NUL ends the token and is ignored), to compare
+	 * the rest of the verdict with jansson's. */
+	if (!b && skipped_nul(data, size, &me)) {
+		uint8_t *c = malloc(size);
+		size_t n = size;
+
+		if (!c)
+			abort();
+		memcpy(c, data, size);
+		while (!b && skipped_nul(c, n, &me)) {
+			c[me.position] = ' '; /* ends the token, like whitespace */
+			b = mgw_json_parse(c, n, 2048, &me);
+		}
+		free(c);
+	}
+	if (!a != !b)
+		abort();
+	if (!a && (json_error_code(&je) == json_error_duplicate_key) !=
+	              (me.code == MGW_JSON_DUPLICATE))
+		abort();
+	if (a && !json_equal(a, b))
+		abort();
+	json_decref(a);
+	json_decref(b);
+	return 0;
+}

@@ -1,0 +1,163 @@
+/* json_test.c - the strict JSON reader (src/mcp/json.c): the values it
+ * builds, and each kind of input it refuses, with the reason. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcp/json.h"
+
+static json_t *parse_n(const char *s, size_t n, struct mgw_json_error *e)
+{
+	return mgw_json_parse(s, n, 0, e);
+}
+
+static json_t *parse(const char *s, struct mgw_json_error *e)
+{
+	return parse_n(s, strlen(s), e);
+}
+
+static void refused(const char *s, size_t n, enum mgw_json_err code)
+{
+	struct mgw_json_error e;
+	json_t *v = parse_n(s, n, &e);
+
+	if (v)
+		fail_msg("accepted: %.*s", (int)n, s);
+	assert_int_equal(e.code, code);
+	assert_true(e.text[0] != '\0');
+}
+
+#define REFUSED(lit, code) refused(lit, sizeof(lit) - 1, code)
+
+static void test_values(void **state)
+{
+	struct mgw_json_error e;
+	json_t *v;
+	const char *s;
+
+	(void)state;
+	v = parse(" {\"a\":[1,-0,0.5,-1.25e-2,1E3,true,false,null],"
+	          "\"b\":\"x\\n\\t\\\"\\\\\\/\\b\\f\\r\",\"\":{}} ", &e);
+	assert_non_null(v);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(v, "a"), 0)), 1);
+	assert_true(json_is_integer(json_array_get(json_object_get(v, "a"), 1)));
+	assert_true(json_real_value(json_array_get(json_object_get(v, "a"), 3)) == -1.25e-2);
+	assert_true(json_real_value(json_array_get(json_object_get(v, "a"), 4)) == 1000.0);
+	assert_true(json_is_true(json_array_get(json_object_get(v, "a"), 5)));
+	assert_true(json_is_null(json_array_get(json_object_get(v, "a"), 7)));
+	assert_string_equal(json_string_value(json_object_get(v, "b")), "x\n\t\"\\/\b\f\r");
+	assert_true(json_is_object(json_object_get(v, "")));
+	json_decref(v);
+	/* escapes decode to UTF-8; a surrogate pair to one code point */
+	v = parse("\"\\u00e9\\u65e5\\ud83d\\ude00\"", &e);
+	assert_non_null(v);
+	s = json_string_value(v);
+	assert_string_equal(s, "\xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80");
+	json_decref(v);
+	/* raw UTF-8 passes as it is */
+	v = parse("\"\xc3\xa9\xf0\x9f\x98\x80\"", &e);
+	assert_non_null(v);
+	assert_string_equal(json_string_value(v), "\xc3\xa9\xf0\x9f\x98\x80");
+	json_decref(v);
+	/* U+0000 inside a value: kept, the length says so */
+	v = parse("\"a\\u0000b\"", &e);
+	assert_non_null(v);
+	assert_int_equal(json_string_length(v), 3);
+	json_decref(v);
+	/* integer bounds, and a number longer than any buffer */
+	v = parse("[9223372036854775807,-9223372036854775808,"
+	          "0.0000000000000000000000000000000000000000000000000000000000000000000000001]", &e);
+	assert_non_null(v);
+	assert_true(json_integer_value(json_array_get(v, 0)) == INT64_MAX);
+	assert_true(json_integer_value(json_array_get(v, 1)) == INT64_MIN);
+	assert_true(json_real_value(json_array_get(v, 2)) > 0);
+	json_decref(v);
+}
+
+static void test_refused(void **state)
+{
+	(void)state;
+	REFUSED("", MGW_JSON_SYNTAX);
+	REFUSED("   ", MGW_JSON_SYNTAX);
+	REFUSED("{", MGW_JSON_SYNTAX);
+	REFUSED("{\"a\":1,}", MGW_JSON_SYNTAX);
+	REFUSED("[1,]", MGW_JSON_SYNTAX);
+	REFUSED("{\"a\" 1}", MGW_JSON_SYNTAX);
+	REFUSED("{a:1}", MGW_JSON_SYNTAX);
+	REFUSED("[1] x", MGW_JSON_SYNTAX);
+	REFUSED("01", MGW_JSON_SYNTAX);
+	REFUSED("1.", MGW_JSON_SYNTAX);
+	REFUSED(".5", MGW_JSON_SYNTAX);
+	REFUSED("1e", MGW_JSON_SYNTAX);
+	REFUSED("-", MGW_JSON_SYNTAX);
+	REFUSED("+1", MGW_JSON_SYNTAX);
+	REFUSED("tru", MGW_JSON_SYNTAX);
+	REFUSED("nulls", MGW_JSON_SYNTAX);
+	REFUSED("9223372036854775808", MGW_JSON_SYNTAX);  /* past int64 */
+	REFUSED("-9223372036854775809", MGW_JSON_SYNTAX);
+	REFUSED("1e400", MGW_JSON_SYNTAX);                /* real overflow */
+	REFUSED("\"a", MGW_JSON_SYNTAX);
+	REFUSED("\"a\x01\"", MGW_JSON_SYNTAX);            /* control byte */
+	REFUSED("\"a\x00\"", MGW_JSON_SYNTAX);            /* raw NUL */
+	REFUSED("\"\\x\"", MGW_JSON_SYNTAX);
+	REFUSED("\"\\u12\"", MGW_JSON_SYNTAX);
+	REFUSED("\"\\ud83d\"", MGW_JSON_SYNTAX);          /* lone high */
+	REFUSED("\"\\ude00\"", MGW_JSON_SYNTAX);          /* lone low */
+	REFUSED("\"\\ud83d\\u0041\"", MGW_JSON_SYNTAX);   /* high + non-low */
+	REFUSED("\"\xc0\xaf\"", MGW_JSON_SYNTAX);         /* overlong '/' */
+	REFUSED("\"\xe0\x80\xaf\"", MGW_JSON_SYNTAX);     /* overlong */
+	REFUSED("\"\xed\xa0\x80\"", MGW_JSON_SYNTAX);     /* UTF-8 surrogate */
+	REFUSED("\"\xf4\x90\x80\x80\"", MGW_JSON_SYNTAX); /* past U+10FFFF */
+	REFUSED("\"\xc3\"", MGW_JSON_SYNTAX);             /* cut sequence */
+	REFUSED("\xef\xbb\xbf{}", MGW_JSON_SYNTAX);       /* BOM */
+	REFUSED("{\"a\\u0000\":1}", MGW_JSON_SYNTAX);     /* NUL in a name */
+	/* jansson skips these NULs; a parser behind the gateway might not */
+	REFUSED("5\0", MGW_JSON_SYNTAX);
+	REFUSED("[1\0,2]", MGW_JSON_SYNTAX);
+	REFUSED("null\0", MGW_JSON_SYNTAX);
+	REFUSED("{\"a\":1,\"a\":2}", MGW_JSON_DUPLICATE);
+	REFUSED("{\"a\":1,\"\\u0061\":2}", MGW_JSON_DUPLICATE); /* same name */
+	REFUSED("{\"x\":{\"b\":1,\"b\":1}}", MGW_JSON_DUPLICATE);
+}
+
+static void test_depth(void **state)
+{
+	struct mgw_json_error e;
+	char buf[200];
+	json_t *v;
+
+	(void)state;
+	memset(buf, '[', 64);
+	memset(buf + 64, ']', 64);
+	v = mgw_json_parse(buf, 128, 64, &e);
+	assert_non_null(v);
+	json_decref(v);
+	memset(buf, '[', 65);
+	memset(buf + 65, ']', 65);
+	assert_null(mgw_json_parse(buf, 130, 64, &e));
+	assert_int_equal(e.code, MGW_JSON_DEPTH);
+	/* unbalanced and deep: refused at the limit, no recursion past it */
+	memset(buf, '{', sizeof(buf));
+	assert_null(mgw_json_parse(buf, sizeof(buf), 8, &e));
+	assert_int_equal(e.code, MGW_JSON_SYNTAX); /* '{' needs a name */
+	memset(buf, '[', sizeof(buf));
+	assert_null(mgw_json_parse(buf, sizeof(buf), 8, &e));
+	assert_int_equal(e.code, MGW_JSON_DEPTH);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_depth),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
