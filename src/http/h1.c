@@ -71,45 +71,84 @@ static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
 	return 0;
 }
 
+/* Bytes the raw scan must look at one by one: line ends and the
+ * control bytes a header block may not hold (HTAB aside). */
+static const unsigned char scan_special[256] = {
+	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1,
+	[0x06] = 1, [0x07] = 1, [0x08] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1,
+	[0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1,
+	[0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
+	[0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
+	[0x1f] = 1, [0x7f] = 1,
+};
+
+/* One byte of the raw scan with its state: -1 to go on, -2 at the end of
+ * the block, else the status to answer. */
+static int scan_byte(struct mgw_http_conn *c, unsigned char ch)
+{
+	if (c->sc_cr) {
+		if (ch != '\n')
+			return 400; /* bare CR */
+		c->sc_cr = 0;
+		if (c->sc_lf && c->sc_any) {
+			c->sc_in_head = 0; /* empty line: end of block */
+			return -2;
+		}
+		c->sc_lf = 1; /* also skips empty lines before the request */
+		return -1;
+	}
+	if (ch == '\r') {
+		c->sc_cr = 1;
+		return -1;
+	}
+	if (ch == '\n')
+		return 400; /* bare LF */
+	if (c->sc_lf) {
+		if (ch == ' ' || ch == '\t')
+			return 400; /* obs-fold (or a request line starting blank) */
+		c->sc_lf = 0;
+		c->sc_any = 1;
+	}
+	if (scan_special[ch])
+		return 400;
+	return -1;
+}
+
 /* Checks the raw bytes of a header block (request line included) and finds
  * where it ends.  Sets *feed to the bytes that belong to the block (all of
- * len while it continues) and returns 0, or returns the status to answer. */
+ * len while it continues) and returns 0, or returns the status to answer.
+ * Inside a line, runs of ordinary bytes are skipped by table; line starts,
+ * line ends and control bytes go through scan_byte. */
 static int scan_head(struct mgw_http_conn *c, const unsigned char *p,
                      size_t len, size_t *feed)
 {
-	size_t cap = raw_head_cap(&c->srv->lim);
+	size_t cap = raw_head_cap(&c->srv->lim), i = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = p[i];
+	while (i < len) {
+		int st;
 
+		if (!c->sc_cr && !c->sc_lf) {
+			size_t j = i;
+
+			while (j < len && !scan_special[p[j]])
+				j++;
+			c->sc_bytes += j - i;
+			if (c->sc_bytes > cap)
+				return 431;
+			i = j;
+			if (i == len)
+				break;
+		}
 		if (++c->sc_bytes > cap)
 			return 431;
-		if (c->sc_cr) {
-			if (ch != '\n')
-				return 400; /* bare CR */
-			c->sc_cr = 0;
-			if (c->sc_lf && c->sc_any) {
-				c->sc_in_head = 0; /* empty line: end of block */
-				*feed = i + 1;
-				return 0;
-			}
-			c->sc_lf = 1; /* also skips empty lines before the request */
-			continue;
+		st = scan_byte(c, p[i]);
+		i++;
+		if (st == -2) {
+			*feed = i;
+			return 0;
 		}
-		if (ch == '\r') {
-			c->sc_cr = 1;
-			continue;
-		}
-		if (ch == '\n')
-			return 400; /* bare LF */
-		if (c->sc_lf) {
-			if (ch == ' ' || ch == '\t')
-				return 400; /* obs-fold (or a request line starting blank) */
-			c->sc_lf = 0;
-			c->sc_any = 1;
-		}
-		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-			return 400;
+		if (st != -1)
+			return st;
 	}
 	*feed = len;
 	return 0;

@@ -117,6 +117,20 @@ static void test_value_valid_every_byte(void **state)
 		assert_int_equal(mgw_header_value_valid(v, 3), ok);
 	}
 	assert_true(mgw_header_value_valid("", 0));
+	/* every byte at every place of a long value (the word-wide path) */
+	for (size_t pos = 0; pos < 21; pos++)
+		for (int c = 0; c < 256; c++) {
+			char v[21];
+			int ok = !((c < 0x20 && c != '\t') || c == 0x7f);
+
+			memset(v, 'x', sizeof(v));
+			v[pos] = (char)c;
+			assert_int_equal(mgw_header_value_valid(v, sizeof(v)), ok);
+			/* and after a tab, which sends the word test to bytes */
+			v[(pos + 7) % 21] = '\t';
+			if (c != '\t' || (pos + 7) % 21 != pos)
+				assert_int_equal(mgw_header_value_valid(v, sizeof(v)), ok);
+		}
 }
 
 static void test_connection_lists(void **state)
