@@ -33,6 +33,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fclose(f);
+		/* named first, so that a crash or abort says which input */
+		fprintf(stderr, "input %s\n", argv[i]);
 		LLVMFuzzerTestOneInput(buf, (size_t)n);
 		free(buf);
 	}
