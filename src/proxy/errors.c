@@ -148,3 +148,29 @@ void mgw_proxy_reply_deinit(struct mgw_proxy_reply *r)
 	free(r->body);
 	memset(r, 0, sizeof(*r));
 }
+
+enum mgw_proxy_error mgw_proxy_next_error(enum mgw_upstream_next v,
+                                          const char *group,
+                                          enum mgw_proxy_error why_last,
+                                          const char **detail, char *buf,
+                                          size_t len, const char **note)
+{
+	switch (v) {
+	case MGW_NEXT_NONE_HEALTHY:
+		snprintf(buf, len, "no healthy upstream server in group '%s'", group);
+		*detail = buf;
+		return MGW_PERR_NO_UPSTREAM;
+	case MGW_NEXT_NO_BUDGET:
+		*note = "retry budget exhausted";
+		return why_last;
+	case MGW_NEXT_ALL_TRIED:
+		/* every other server was tried: answer with what happened on
+		 * the last one */
+		return why_last;
+	case MGW_NEXT_NOMEM:
+	case MGW_NEXT_OK:
+		break;
+	}
+	*detail = NULL;
+	return MGW_PERR_INTERNAL;
+}

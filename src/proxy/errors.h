@@ -11,6 +11,19 @@
 
 #include "mcp/jsonrpc.h"
 #include "proxy/errors-t.h"
+#include "proxy/upstream-t.h"
+
+/* The answer to a request whose next attempt found no server (v from
+ * mgw_upstream_next, not MGW_NEXT_OK): with nothing tried yet, "no
+ * healthy upstream server in group" (the message written to buf,
+ * *detail pointed at it); once every server was tried or the retry budget
+ * said no, the last attempt's own error why_last with its *detail (and
+ * *note saying which); an internal error on no memory. */
+enum mgw_proxy_error mgw_proxy_next_error(enum mgw_upstream_next v,
+                                          const char *group,
+                                          enum mgw_proxy_error why_last,
+                                          const char **detail, char *buf,
+                                          size_t len, const char **note);
 
 /* The fixed code, status, name and message of e (e < MGW_PERR_N). */
 const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e);

@@ -60,8 +60,7 @@ struct fwd_req {
 	/* the current attempt */
 	struct mgw_client_req *up;
 	struct mgw_upstream_server *srv;  /* acquired while up is live */
-	struct mgw_upstream_server **tried;
-	size_t n_tried, cap_tried;
+	struct mgw_upstream_tried tried;
 	unsigned attempts;
 	const char *last_server;          /* for the access log */
 	/* the response */
@@ -141,7 +140,7 @@ static void req_free(struct fwd_req *q)
 	mgw_headers_deinit(&q->resp_hdrs);
 	if (q->buf)
 		evbuffer_free(q->buf);
-	free(q->tried);
+	mgw_upstream_tried_free(&q->tried);
 	q->f->live--;
 	free(q);
 }
@@ -394,6 +393,7 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 	struct mgw_client_reqspec spec;
 	struct mgw_client_timeouts tmo = q->route->tmo;
 	struct mgw_upstream_server *s;
+	enum mgw_upstream_next v;
 	const char *key;
 	size_t keylen;
 	char *target;
@@ -404,24 +404,14 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 	for (;;) {
 		now = mgw_now_ms();
 		key = hash_key(q, &keylen);
-		s = mgw_upstream_group_pick(f->picker, g, key, keylen,
-		                            (const struct mgw_upstream_server *const *)q->tried,
-		                            q->n_tried, now);
-		if (!s) {
-			if (q->n_tried == 0) {
-				snprintf(msg, sizeof(msg),
-				         "no healthy upstream server in group '%s'", g->name);
-				fail_req(q, MGW_PERR_NO_UPSTREAM, msg);
-			} else {
-				/* every other server was tried: answer with what
-				 * happened on the last one */
-				fail_req(q, why_last, detail);
-			}
-			return -1;
-		}
-		if (is_retry && !mgw_retry_budget_try(f->ups->budget, now)) {
-			q->note = "retry budget exhausted";
-			fail_req(q, why_last, detail);
+		v = mgw_upstream_next(f->picker, f->ups, g, key, keylen, &q->tried,
+		                      is_retry, now, &s);
+		if (v != MGW_NEXT_OK) {
+			enum mgw_proxy_error kind =
+				mgw_proxy_next_error(v, g->name, why_last, &detail, msg,
+				                     sizeof(msg), &q->note);
+
+			fail_req(q, kind, detail);
 			return -1;
 		}
 		if (tmo.total > 0) {
@@ -433,18 +423,6 @@ static int start_attempt(struct fwd_req *q, int is_retry,
 			}
 			tmo.total = left;
 		}
-		if (q->n_tried == q->cap_tried) {
-			size_t cap = q->cap_tried ? 2 * q->cap_tried : 4;
-			void *p = realloc(q->tried, cap * sizeof(*q->tried));
-
-			if (!p) {
-				fail_req(q, MGW_PERR_INTERNAL, NULL);
-				return -1;
-			}
-			q->tried = p;
-			q->cap_tried = cap;
-		}
-		q->tried[q->n_tried++] = s;
 		q->attempts++;
 		q->last_server = s->name;
 		target = mgw_fwd_upstream_target(s, mgw_http_target(q->x));

@@ -93,8 +93,7 @@ struct mgw_sf_req {
 	struct mgw_client_req *up;
 	struct mgw_upstream_server *srv;  /* acquired while up is live */
 	struct mgw_upstream_server *pin;  /* server of the last attempt */
-	struct mgw_upstream_server **tried; /* initialize: servers tried */
-	size_t n_tried, cap_tried;
+	struct mgw_upstream_tried tried;    /* initialize: servers tried */
 	unsigned attempts;
 	unsigned repins;                  /* re-pin runs this request needed */
 	unsigned replays;                 /* sent again after a loss */
@@ -222,7 +221,7 @@ static void req_free(struct mgw_sf_req *q)
 		evbuffer_free(q->buf);
 	if (q->cap)
 		evbuffer_free(q->cap);
-	free(q->tried);
+	mgw_upstream_tried_free(&q->tried);
 	free(q->cid);
 	q->sf->live--;
 	free(q);
@@ -952,39 +951,19 @@ static int start_init(struct mgw_sf_req *q, int is_retry,
 	struct mgw_fwd *f = q->sf->f;
 	const struct mgw_upstream_group *g = q->route->group;
 	struct mgw_upstream_server *s;
-	uint64_t now = mgw_now_ms();
+	enum mgw_upstream_next v;
 	char msg[160];
 
-	s = mgw_upstream_group_pick(f->picker, g, NULL, 0,
-	                            (const struct mgw_upstream_server *const *)q->tried,
-	                            q->n_tried, now);
-	if (!s) {
-		if (q->n_tried == 0) {
-			snprintf(msg, sizeof(msg),
-			         "no healthy upstream server in group '%s'", g->name);
-			fail(q, MGW_PERR_NO_UPSTREAM, msg);
-		} else {
-			fail(q, why_last, detail);
-		}
-		return -1;
-	}
-	if (is_retry && !mgw_retry_budget_try(f->ups->budget, now)) {
-		q->note = "retry budget exhausted";
-		fail(q, why_last, detail);
-		return -1;
-	}
-	if (q->n_tried == q->cap_tried) {
-		size_t cap = q->cap_tried ? 2 * q->cap_tried : 4;
-		void *p = realloc(q->tried, cap * sizeof(*q->tried));
+	v = mgw_upstream_next(f->picker, f->ups, g, NULL, 0, &q->tried, is_retry,
+	                      mgw_now_ms(), &s);
+	if (v != MGW_NEXT_OK) {
+		enum mgw_proxy_error kind =
+			mgw_proxy_next_error(v, g->name, why_last, &detail, msg,
+			                     sizeof(msg), &q->note);
 
-		if (!p) {
-			fail(q, MGW_PERR_INTERNAL, NULL);
-			return -1;
-		}
-		q->tried = p;
-		q->cap_tried = cap;
+		fail(q, kind, detail);
+		return -1;
 	}
-	q->tried[q->n_tried++] = s;
 	if (send_to(q, s) != 0)
 		return -1;
 	if (is_retry)

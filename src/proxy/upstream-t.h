@@ -134,6 +134,22 @@ enum mgw_upstream_state {
 	MGW_UPSTREAM_S_DRAINING,
 };
 
+/* The servers one request has been sent to (attempts in order), so that
+ * the next attempt lands on another one. */
+struct mgw_upstream_tried {
+	struct mgw_upstream_server **v;
+	size_t n, cap;
+};
+
+/* What mgw_upstream_next found. */
+enum mgw_upstream_next {
+	MGW_NEXT_OK = 0,
+	MGW_NEXT_NONE_HEALTHY,  /* nothing tried yet and no server available */
+	MGW_NEXT_ALL_TRIED,     /* every available server was tried */
+	MGW_NEXT_NO_BUDGET,     /* a retry the proxy-wide budget refused */
+	MGW_NEXT_NOMEM,
+};
+
 /* Upper bound on the hash ring: the number of points per weight unit is
  * lowered for huge weight sums so the ring stays this small. */
 #define MGW_HASH_RING_MAX 160000u
