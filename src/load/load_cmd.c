@@ -17,6 +17,7 @@
 #include <event2/event.h>
 
 #include "core/commands.h"
+#include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -228,20 +229,8 @@ struct flags {
 	int http2, quiet, list_tools;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Prints one usage message (and where to find help); returns exit 2. */
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mcpgw load: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'mcpgw load --help'.\n", stderr);
-	return MGW_EXIT_USAGE;
-}
+/* A usage error: the message, where to find help, exit status 2. */
+#define usage_error(...) mgw_cli_usage_error("load", __VA_ARGS__)
 
 static int repeat(const char **v, size_t *n, const char *s, const char *name)
 {

@@ -18,6 +18,7 @@
 
 #include "core/commands.h"
 #include "core/config.h"
+#include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/signals.h"
@@ -153,20 +154,8 @@ struct flags {
 	int h2c, no_validate, access_log;
 };
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Prints one usage message (and where to find help); returns exit 2. */
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mcpgw serve: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\nTry 'mcpgw serve --help'.\n", stderr);
-	return MGW_EXIT_USAGE;
-}
+/* A usage error: the message, where to find help, exit status 2. */
+#define usage_error(...) mgw_cli_usage_error("serve", __VA_ARGS__)
 
 static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 {
