@@ -101,6 +101,7 @@ struct mgw_bench_opts {
 	const char *redis_server; /* path or name of redis-server */
 	int concurrency;          /* load client in-flight bound; 0: its default */
 	int service_ms;           /* replicas answer after this long (--delay-ms) */
+	int reconnect_after;      /* reuse cells: load --reconnect-after; 0 none */
 	int no_list_tools;        /* legacy clients skip tools/list */
 	int workers;              /* gateway worker threads */
 	double cooldown_max_s;    /* negative: per mode */

@@ -96,6 +96,10 @@ static const char usage_text[] =
 "                       at R rps about R*N/1000 calls are in flight, each\n"
 "                       virtual user with its own session or handle; 0\n"
 "                       lets one user carry the whole load\n"
+"  --reconnect-after N  in reuse cells each virtual user opens a new\n"
+"                       connection (to a target drawn again) after N\n"
+"                       requests, as the field study's clients did now and\n"
+"                       then (default 0: keep it while it works)\n"
 "  --no-list-tools      legacy clients do not call tools/list after each\n"
 "                       initialization (by default they do, as real\n"
 "                       clients do)\n"
@@ -323,14 +327,15 @@ static json_t *build_report(struct run *R, int finished)
 		if (so)
 			json_array_append_new(scenes, so);
 	}
-	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:b, s:s?, "
-	                 "s:s?}",
+	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:i, s:b, "
+	                 "s:s?, s:s?}",
 		"quick", R->o.quick, "reps", R->o.reps,
 		"cooldown_max_s", json_real(R->o.cooldown_max_s),
 		"cooldown_threshold", R->o.cooldown_threshold,
 		"workers", R->o.workers,
 		"readiness_delay_s", json_real(R->env.readiness_delay_s),
 		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
+		"reconnect_after", R->o.reconnect_after,
 		"list_tools", !R->o.no_list_tools,
 		"external", R->o.external, "external_name", R->o.external_name);
 	rep = json_pack("{s:s, s:s, s:O, s:O, s:s, s:s?, s:b, s:O, s:O, s:o, "
@@ -548,6 +553,7 @@ enum {
 	OPT_DURATION, OPT_RATE, OPT_KILL_AT, OPT_KILL_SIGNAL, OPT_READINESS,
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
 	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
+	OPT_RECONNECT_AFTER,
 	OPT_NO_LIST_TOOLS,
 };
 
@@ -567,6 +573,7 @@ static const struct option long_opts[] = {
 	{ "cell", required_argument, NULL, OPT_CELL },
 	{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
 	{ "service-ms", required_argument, NULL, OPT_SERVICE_MS },
+	{ "reconnect-after", required_argument, NULL, OPT_RECONNECT_AFTER },
 	{ "no-list-tools", no_argument, NULL, OPT_NO_LIST_TOOLS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cooldown-max", required_argument, NULL, OPT_COOL_MAX },
@@ -642,6 +649,10 @@ static int parse_args(struct run *R, int argc, char **argv)
 			o->concurrency = (int)v;
 			break;
 		case OPT_NO_LIST_TOOLS: o->no_list_tools = 1; break;
+		case OPT_RECONNECT_AFTER:
+			rc = parse_num("--reconnect-after", optarg, 0, 1000000000, &v);
+			o->reconnect_after = (int)v;
+			break;
 		case OPT_SERVICE_MS:
 			rc = parse_num("--service-ms", optarg, 0, 60000, &v);
 			o->service_ms = (int)v;

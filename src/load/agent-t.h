@@ -66,6 +66,12 @@ struct mgw_load_target {
 	char **urls;
 	size_t n_urls;
 	enum mgw_load_conn conn;
+	/* MGW_LOAD_CONN_REUSE: after this many requests on one connection the
+	 * agent closes it and opens the next one to a target chosen again, as
+	 * clients do that cap requests per connection or get idle connections
+	 * closed; each such switch re-rolls the replica behind a
+	 * per-connection balancer.  0: keep the connection while it works. */
+	unsigned long reconnect_after;
 	/* 1: HTTP/2 - prior knowledge (h2c) on http:// URLs, ALPN "h2" on
 	 * https:// ones.  0: HTTP/1.1 (ALPN "http/1.1" over TLS). */
 	int http2;

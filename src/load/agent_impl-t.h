@@ -142,6 +142,7 @@ struct ld_http {
 	struct mgw_client_origin **origins; /* per URL, created on first use */
 	size_t n;
 	size_t cur;                  /* reuse mode: URL in use; n = none */
+	unsigned long on_conn;       /* reuse mode: requests sent on it */
 	struct ld_hreq *req;         /* in flight */
 	struct ld_hreq *drain;       /* answered stream still open */
 };

@@ -798,6 +798,7 @@ static int build_transport(struct mgw_load_engine *e, char *err, size_t errlen)
 	long most = 1;
 
 	e->target.conn = (enum mgw_load_conn)c->transport.connection;
+	e->target.reconnect_after = (unsigned long)c->transport.reconnect_after;
 	e->target.http2 = c->transport.http2;
 	e->target.ca_file = c->transport.ca_file;
 	if (c->transport.type == MGW_LOAD_STDIO) {

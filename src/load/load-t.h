@@ -99,6 +99,8 @@ struct mgw_load_transport_conf {
 	char **targets;            /* URLs */
 	size_t n_targets;
 	int connection;            /* enum mgw_load_conn */
+	long long reconnect_after; /* reuse: a new connection (and target)
+	                            * after this many requests; 0: never */
 	int http2;
 	char *ca_file;             /* NULL: the system store */
 	char *command;             /* stdio: sh -c command line */

@@ -49,6 +49,10 @@ static void usage(FILE *out)
 "        reuse: keep-alive (one connection per virtual user).  new: a new\n"
 "        connection, to a randomly chosen target, for every request.\n"
 "        Default: reuse.\n"
+"  --reconnect-after N\n"
+"        reuse: a virtual user closes its connection after N requests and\n"
+"        opens the next one to a target chosen again (each switch re-rolls\n"
+"        the replica behind a per-connection balancer).  Default: 0, never.\n"
 "  --http2\n"
 "        HTTP/2: prior knowledge (h2c) on http://, ALPN h2 on https://.\n"
 "  --ca-file FILE\n"
@@ -168,7 +172,7 @@ enum {
 	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_STDIO, OPT_TIMEOUT,
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
 	OPT_REQUESTS, OPT_BACKLOG, OPT_CA_FILE, OPT_PROTO, OPT_LIST_TOOLS,
-	OPT_LOG_LEVEL, OPT_LOST_MATCH,
+	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER,
 };
 
 static const struct option long_opts[] = {
@@ -182,6 +186,7 @@ static const struct option long_opts[] = {
 	{"requests", required_argument, NULL, OPT_REQUESTS},
 	{"backlog", required_argument, NULL, OPT_BACKLOG},
 	{"connection", required_argument, NULL, OPT_CONNECTION},
+	{"reconnect-after", required_argument, NULL, OPT_RECONNECT_AFTER},
 	{"http2", no_argument, NULL, OPT_HTTP2},
 	{"ca-file", required_argument, NULL, OPT_CA_FILE},
 	{"tool", required_argument, NULL, OPT_TOOL},
@@ -222,7 +227,7 @@ struct flags {
 	const char *headers[MAX_REPEAT];
 	size_t n_headers;
 	const char *dialect, *concurrency, *rate, *duration, *warmup, *requests;
-	const char *backlog, *connection, *ca_file, *tool, *json, *csv, *clock_file;
+	const char *backlog, *connection, *reconnect_after, *ca_file, *tool, *json, *csv, *clock_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
@@ -264,6 +269,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 		case OPT_REQUESTS: f->requests = optarg; break;
 		case OPT_BACKLOG: f->backlog = optarg; break;
 		case OPT_CONNECTION: f->connection = optarg; break;
+		case OPT_RECONNECT_AFTER: f->reconnect_after = optarg; break;
 		case OPT_HTTP2: f->http2 = 1; break;
 		case OPT_CA_FILE: f->ca_file = optarg; break;
 		case OPT_TOOL: f->tool = optarg; break;
@@ -414,6 +420,11 @@ static int apply_transport(struct mgw_load_conf *c, const struct flags *f)
 	                                         &c->transport.connection) != 0)
 		return usage_error("invalid --connection '%s' (reuse or new)",
 		                   f->connection);
+	if (f->reconnect_after &&
+	    mgw_parse_int(f->reconnect_after, 0, 1000000000,
+	                  &c->transport.reconnect_after) != 0)
+		return usage_error("invalid --reconnect-after '%s' (requests, 0 for "
+		                   "never)", f->reconnect_after);
 	if (f->http2)
 		c->transport.http2 = 1;
 	if (f->ca_file && set_str(&c->transport.ca_file, f->ca_file))

@@ -370,9 +370,20 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 	if (a->target->conn == MGW_LOAD_CONN_NEW) {
 		i = (size_t)mgw_random_below(h->n);
 	} else {
-		if (h->cur >= h->n)
+		if (h->cur < h->n && a->target->reconnect_after &&
+		    h->on_conn >= a->target->reconnect_after) {
+			/* a planned reconnect: this connection goes (once its
+			 * requests are done) and the next target is drawn again */
+			mgw_client_origin_free(h->origins[h->cur]);
+			h->origins[h->cur] = NULL;
+			h->cur = h->n;
+		}
+		if (h->cur >= h->n) {
 			h->cur = (size_t)mgw_random_below(h->n);
+			h->on_conn = 0;
+		}
 		i = h->cur;
+		h->on_conn++;
 	}
 	o = origin(a, i);
 	if (!o)

@@ -30,12 +30,16 @@ usage "bad signal" 'KILL or TERM' pod-kill --kill-signal HUP
 usage "bad placeholder" 'unknown placeholder \{lisen\}' pod-kill --external 'x {lisen}'
 usage "no cell matches" 'no cell matches' pod-kill --cell 'nothing-*'
 usage "unknown option" "unknown option '--fast'" pod-kill --fast
+usage "bad --reconnect-after" 'reconnect-after' pod-kill --reconnect-after -1
 assert_eq "usage errors create nothing" "" "$(ls -A "$T_DIR/cwd")"
 
 # one short cell, then the same directory again
 bench_run one scale-out --quick --cooldown-max 0 --duration 2 \
-	--cell 'modern-direct-1-replica-reuse'
+	--cell 'modern-direct-1-replica-reuse' --reconnect-after 7
 assert_eq "one cell: exit 0" 0 "$BENCH_STATUS"
+assert_eq "--reconnect-after reaches the load client" 7 "$(cd "$OUT" && jq -r \
+	'.load.config.reconnect_after' "$(rj '.scenes[0].cells[0].runs[0]')")"
+assert_eq "--reconnect-after in the options" 7 "$(rj .options.reconnect_after)"
 assert_eq "one cell, one run" 1 "$(rj '.scenes[0].cells[0].n')"
 assert_eq "complete" true "$(rj .complete)"
 "$BENCH" scale-out --quick --out "$OUT" >"$T_DIR/again.out" 2>"$T_DIR/again.err"

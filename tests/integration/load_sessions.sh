@@ -59,6 +59,25 @@ assert_eq "two/reuse: all ok" $N "$(lj .total.ok)"
 assert_eq "two/reuse: no session loss" 0 "$(lj .total.failures.session_lost)"
 assert_eq "two/reuse: no re-initialization" 0 "$(lj .total.reinitializations)"
 
+# Keep-alive, but a new connection (to a target drawn again) every 5
+# requests: a user switching replicas loses its session, as clients do
+# behind a per-connection balancer whenever they reconnect.
+run_load two-reconnect --target "http://$A1/mcp" --target "http://$A2/mcp" \
+	--dialect legacy --connection reuse --reconnect-after 5 --tool echo \
+	--arg text=x --concurrency 4 --requests $N --seed 5
+assert_load_exit "two replicas, reconnect after 5" 0
+assert_eq "two/reconnect: every request reported" $N "$(lj .total.requests)"
+assert_cmp "two/reconnect: sessions lost on a switch" "$(lj .total.failures.session_lost)" ">" 0
+assert_cmp "two/reconnect: and re-initialized" "$(lj .total.reinitializations)" ">" 0
+assert_eq "two/reconnect: in the report's config" 5 "$(lj .config.reconnect_after)"
+# ... and with one replica a reconnect keeps the session
+run_load one-reconnect --target "http://$A1/mcp" --dialect legacy \
+	--connection reuse --reconnect-after 2 --tool echo --arg text=x \
+	--concurrency 4 --requests $N
+assert_load_exit "one replica, reconnect after 2" 0
+assert_eq "one/reconnect: all ok" $N "$(lj .total.ok)"
+assert_eq "one/reconnect: no session loss" 0 "$(lj .total.failures.session_lost)"
+
 # One replica, new connections: the session is always known.
 run_load one-new --target "http://$A1/mcp" --dialect legacy --connection new \
 	--tool echo --arg text=x --concurrency 4 --requests $N
