@@ -102,6 +102,7 @@ struct mgw_bench_opts {
 	int concurrency;          /* load client in-flight bound; 0: its default */
 	int service_ms;           /* replicas answer after this long (--delay-ms) */
 	int reconnect_after;      /* reuse cells: load --reconnect-after; 0 none */
+	int spread_users;         /* load --spread-users */
 	int no_list_tools;        /* legacy clients skip tools/list */
 	int workers;              /* gateway worker threads */
 	double cooldown_max_s;    /* negative: per mode */

@@ -670,6 +670,8 @@ static int start_load(struct rep *r, const char *json_path)
 	av_add(&a, "%g", c->duration_s);
 	av_add(&a, "--connection");
 	av_add(&a, "%s", mgw_bench_conn_name(c->conn));
+	if (r->o->spread_users)
+		av_add(&a, "--spread-users");
 	if (c->conn == MGW_BENCH_CONN_REUSE && r->o->reconnect_after > 0) {
 		av_add(&a, "--reconnect-after");
 		av_add(&a, "%d", r->o->reconnect_after);

@@ -100,6 +100,9 @@ static const char usage_text[] =
 "                       connection (to a target drawn again) after N\n"
 "                       requests, as the field study's clients did now and\n"
 "                       then (default 0: keep it while it works)\n"
+"  --spread-users       the load client's ticks go round all --concurrency\n"
+"                       virtual users (sessions), as that many clients\n"
+"                       would (default: the most recently idle one)\n"
 "  --no-list-tools      legacy clients do not call tools/list after each\n"
 "                       initialization (by default they do, as real\n"
 "                       clients do)\n"
@@ -328,7 +331,7 @@ static json_t *build_report(struct run *R, int finished)
 			json_array_append_new(scenes, so);
 	}
 	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:i, s:b, "
-	                 "s:s?, s:s?}",
+	                 "s:b, s:s?, s:s?}",
 		"quick", R->o.quick, "reps", R->o.reps,
 		"cooldown_max_s", json_real(R->o.cooldown_max_s),
 		"cooldown_threshold", R->o.cooldown_threshold,
@@ -336,6 +339,7 @@ static json_t *build_report(struct run *R, int finished)
 		"readiness_delay_s", json_real(R->env.readiness_delay_s),
 		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
 		"reconnect_after", R->o.reconnect_after,
+		"spread_users", R->o.spread_users,
 		"list_tools", !R->o.no_list_tools,
 		"external", R->o.external, "external_name", R->o.external_name);
 	rep = json_pack("{s:s, s:s, s:O, s:O, s:s, s:s?, s:b, s:O, s:O, s:o, "
@@ -553,7 +557,7 @@ enum {
 	OPT_DURATION, OPT_RATE, OPT_KILL_AT, OPT_KILL_SIGNAL, OPT_READINESS,
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
 	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
-	OPT_RECONNECT_AFTER,
+	OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
 	OPT_NO_LIST_TOOLS,
 };
 
@@ -574,6 +578,7 @@ static const struct option long_opts[] = {
 	{ "concurrency", required_argument, NULL, OPT_CONCURRENCY },
 	{ "service-ms", required_argument, NULL, OPT_SERVICE_MS },
 	{ "reconnect-after", required_argument, NULL, OPT_RECONNECT_AFTER },
+	{ "spread-users", no_argument, NULL, OPT_SPREAD_USERS },
 	{ "no-list-tools", no_argument, NULL, OPT_NO_LIST_TOOLS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cooldown-max", required_argument, NULL, OPT_COOL_MAX },
@@ -649,6 +654,7 @@ static int parse_args(struct run *R, int argc, char **argv)
 			o->concurrency = (int)v;
 			break;
 		case OPT_NO_LIST_TOOLS: o->no_list_tools = 1; break;
+		case OPT_SPREAD_USERS: o->spread_users = 1; break;
 		case OPT_RECONNECT_AFTER:
 			rc = parse_num("--reconnect-after", optarg, 0, 1000000000, &v);
 			o->reconnect_after = (int)v;

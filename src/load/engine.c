@@ -90,6 +90,7 @@ struct mgw_load_engine {
 	size_t n_slots, cap_slots;
 	struct slot **idle;       /* open loop: free slots, most recent last */
 	size_t n_idle;
+	int spread;               /* take the oldest idle slot, not the newest */
 	size_t inflight;
 
 	enum run_state state;
@@ -249,7 +250,13 @@ static struct slot *idle_pop(struct mgw_load_engine *e)
 
 	if (e->n_idle == 0)
 		return NULL;
-	s = e->idle[--e->n_idle];
+	if (e->spread) {
+		/* the one idle the longest (n is at most the concurrency) */
+		s = e->idle[0];
+		memmove(e->idle, e->idle + 1, --e->n_idle * sizeof(*e->idle));
+	} else {
+		s = e->idle[--e->n_idle];
+	}
 	s->idle = 0;
 	return s;
 }
@@ -503,11 +510,16 @@ static int open_setup(struct mgw_load_engine *e, const struct mgw_load_phase *ph
 	e->bl_cap = cap;
 	e->bl_head = e->bl_len = 0;
 	e->tick_ns = 1e9 / ph->rate;
-	/* Most recently used agents last, so they are taken first. */
+	/* spread: every user from the start, taken in turn */
+	while (e->spread && e->n_slots < (size_t)ph->concurrency)
+		if (!slot_get(e, e->n_slots))
+			return MGW_ENOMEM;
+	/* Most recently used agents last, so they are taken first (spread:
+	 * the first user first). */
 	e->n_idle = 0;
 	for (size_t i = 0; i < e->n_slots; i++) {
 		e->slots[i]->idle = 0;
-		idle_push(e, e->slots[e->n_slots - 1 - i]);
+		idle_push(e, e->slots[e->spread ? i : e->n_slots - 1 - i]);
 	}
 	return 0;
 }
@@ -798,6 +810,7 @@ static int build_transport(struct mgw_load_engine *e, char *err, size_t errlen)
 	long most = 1;
 
 	e->target.conn = (enum mgw_load_conn)c->transport.connection;
+	e->spread = c->spread_users;
 	e->target.reconnect_after = (unsigned long)c->transport.reconnect_after;
 	e->target.http2 = c->transport.http2;
 	e->target.ca_file = c->transport.ca_file;

@@ -139,6 +139,7 @@ struct mgw_load_conf {
 	struct mgw_load_gates gates;
 	struct mgw_load_output_conf output;
 	int quiet;                 /* no table, no progress line */
+	int spread_users;          /* open loop: ticks go round all users */
 };
 
 #endif

@@ -110,6 +110,12 @@ static void usage(FILE *out)
 "  --backlog N\n"
 "        Open loop: ticks that may wait for a free virtual user (default:\n"
 "        the concurrency).\n"
+"  --spread-users\n"
+"        Open loop: all --concurrency virtual users exist from the start\n"
+"        and each tick goes to the one idle the longest, so every user\n"
+"        (session, handle) carries its share, as that many separate\n"
+"        clients would.  Default: the one idle the shortest, which keeps\n"
+"        the fewest sessions busy.\n"
 "  --duration DURATION\n"
 "        Length of the measured phase.  Default: 10s (none with --requests).\n"
 "  --requests N\n"
@@ -172,7 +178,7 @@ enum {
 	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_STDIO, OPT_TIMEOUT,
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
 	OPT_REQUESTS, OPT_BACKLOG, OPT_CA_FILE, OPT_PROTO, OPT_LIST_TOOLS,
-	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER,
+	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
 };
 
 static const struct option long_opts[] = {
@@ -210,6 +216,7 @@ static const struct option long_opts[] = {
 	{"quiet", no_argument, NULL, OPT_QUIET},
 	{"protocol-version", required_argument, NULL, OPT_PROTO},
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
+	{"spread-users", no_argument, NULL, OPT_SPREAD_USERS},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"lost-session-match", required_argument, NULL, OPT_LOST_MATCH},
 	{NULL, 0, NULL, 0},
@@ -231,7 +238,7 @@ struct flags {
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
-	int http2, quiet, list_tools;
+	int http2, quiet, list_tools, spread_users;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -291,6 +298,7 @@ static int parse_flags(int argc, char **argv, struct flags *f, int *help)
 		case OPT_QUIET: f->quiet = 1; break;
 		case OPT_PROTO: f->proto = optarg; break;
 		case OPT_LIST_TOOLS: f->list_tools = 1; break;
+		case OPT_SPREAD_USERS: f->spread_users = 1; break;
 		case OPT_LOG_LEVEL: f->log_level = optarg; break;
 		case OPT_LOST_MATCH: f->lost_match = optarg; break;
 		case ':':
@@ -451,6 +459,8 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 		return oom();
 	if (f->list_tools)
 		c->list_tools = 1;
+	if (f->spread_users)
+		c->spread_users = 1;
 	if (f->timeout) {
 		if (mgw_parse_duration(f->timeout, &d) != 0 || d > 3600)
 			return usage_error("invalid --timeout '%s' (a duration up to "

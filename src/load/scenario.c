@@ -444,6 +444,8 @@ static const struct mgw_cfg_field root_fields[] = {
 	 MGW_CFG_AT(struct mgw_load_conf, timeout), .def = "10s", .dmax = 3600},
 	{.key = "think", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_load_conf, think), .sub = &think_section},
+	{.key = "spread_users", .type = MGW_CFG_BOOL,
+	 MGW_CFG_AT(struct mgw_load_conf, spread_users), .def = "false"},
 	{.key = "seed", .type = MGW_CFG_INT,
 	 MGW_CFG_AT(struct mgw_load_conf, seed), .def = "0", .min = 0,
 	 .max = 0x7fffffffffffffffLL},

@@ -35,11 +35,13 @@ assert_eq "usage errors create nothing" "" "$(ls -A "$T_DIR/cwd")"
 
 # one short cell, then the same directory again
 bench_run one scale-out --quick --cooldown-max 0 --duration 2 \
-	--cell 'modern-direct-1-replica-reuse' --reconnect-after 7
+	--cell 'modern-direct-1-replica-reuse' --reconnect-after 7 --spread-users
 assert_eq "one cell: exit 0" 0 "$BENCH_STATUS"
 assert_eq "--reconnect-after reaches the load client" 7 "$(cd "$OUT" && jq -r \
 	'.load.config.reconnect_after' "$(rj '.scenes[0].cells[0].runs[0]')")"
 assert_eq "--reconnect-after in the options" 7 "$(rj .options.reconnect_after)"
+assert_eq "--spread-users reaches the load client" true "$(cd "$OUT" && jq -r \
+	'.load.config.spread_users' "$(rj '.scenes[0].cells[0].runs[0]')")"
 assert_eq "one cell, one run" 1 "$(rj '.scenes[0].cells[0].n')"
 assert_eq "complete" true "$(rj .complete)"
 "$BENCH" scale-out --quick --out "$OUT" >"$T_DIR/again.out" 2>"$T_DIR/again.err"

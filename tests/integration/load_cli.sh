@@ -35,7 +35,7 @@ for o in --target --dialect --concurrency --rate --duration --warmup \
 	--max-handle-losses --stdio --timeout --think --auth-header \
 	--auth-command --seed --quiet --requests --backlog --ca-file \
 	--protocol-version --list-tools --log-level --lost-session-match \
-	--clock-file --reconnect-after; do
+	--clock-file --reconnect-after --spread-users; do
 	case $HELP in
 	*"$o"*) ok "--help documents $o" ;;
 	*) fail "--help does not document $o" ;;

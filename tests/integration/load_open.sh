@@ -86,4 +86,16 @@ assert_cmp "think: calls were made" "$(lj .total.ok)" ">=" 2
 assert_cmp "think: the pauses bound the rate" "$(lj .total.requests)" "<=" 12
 assert_eq "think: echoed in the config" fixed "$(lj .config.think.mode)"
 
+
+# --spread-users: every one of the 12 users carries calls, so a legacy
+# backend sees 12 sessions (each initialized once, none lost).
+start_backend --era legacy --id spread
+SP_ADDR=$B_ADDR
+run_load spread --target "$B_URL" --dialect legacy --tool echo --arg text=s \
+	--rate 60 --duration 2s --concurrency 12 --spread-users
+assert_load_exit "open/spread" 0
+assert_eq "open/spread: in the report's config" true "$(lj .config.spread_users)"
+assert_eq "open/spread: no loss" 0 "$(lj .total.failures.session_lost)"
+assert_eq "open/spread: one session per user" 12 \
+	"$(curl -sS --max-time 5 "http://$SP_ADDR/stats" | jq -r .sessions_created)"
 finish
