@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# corpus.sh - every fuzz target over every input of its corpus
+# corpora.sh - every fuzz target over every input of its corpus
 # (tests/fuzz/corpus/<target>/: the seeds and what fuzzers found), through
 # driver.c: an input that aborts, crashes or trips a sanitizer fails the
 # test and is named.
