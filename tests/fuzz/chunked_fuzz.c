@@ -22,22 +22,11 @@
 #include "core/errors.h"
 #include "http/chunked.h"
 
+#include "tests/fuzz/prng.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_TRAILER 256
-
-struct prng {
-	uint64_t s;
-};
-
-static uint32_t rnd(struct prng *r)
-{
-	/* xorshift64*: deterministic per input, so crashes replay */
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return (uint32_t)((r->s * 0x2545F4914F6CDD1DULL) >> 32);
-}
 
 struct sink {
 	unsigned char *buf;

@@ -39,19 +39,9 @@
 #include "http/headers.h"
 #include "tests/unit/http/client_util.h"
 
+#include "tests/fuzz/prng.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct prng {
-	uint64_t s;
-};
-
-static uint32_t rnd(struct prng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return (uint32_t)((r->s * 0x2545F4914F6CDD1DULL) >> 32);
-}
 
 /* The response to serve and the connection that asked for it. */
 struct script {

@@ -34,19 +34,9 @@
 #include "http/conn.h"
 #include "http/headers.h"
 
+#include "tests/fuzz/prng.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-struct prng {
-	uint64_t s;
-};
-
-static uint32_t rnd(struct prng *r)
-{
-	r->s ^= r->s >> 12;
-	r->s ^= r->s << 25;
-	r->s ^= r->s >> 27;
-	return (uint32_t)((r->s * 0x2545F4914F6CDD1DULL) >> 32);
-}
 
 /* What a run saw, folded into a hash (FNV-1a) plus plain counters. */
 struct run {

@@ -18,6 +18,8 @@
 #include "core/errors.h"
 #include "load/sse_parse.h"
 
+#include "tests/fuzz/prng.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Events are folded into a running hash plus a count, so the two runs
@@ -54,21 +56,13 @@ static int on_event(void *arg, const struct mgw_sse_event *e)
 	return 0;
 }
 
-static uint32_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (uint32_t)((*s * 0x2545F4914F6CDD1DULL) >> 32);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mgw_sse_parser p;
 	struct seen a = {0xcbf29ce484222325ULL, 0, 0};
 	struct seen b = {0xcbf29ce484222325ULL, 0, 0};
 	size_t max_line, max_event, off = 0;
-	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	struct prng seed = {0x9e3779b97f4a7c15ULL};
 	int ra, rb = 0, pa, pb;
 
 	if (size < 1)
@@ -78,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	for (size_t i = 0; i < size && i < 8; i++)
-		seed = (seed ^ data[i]) * 0x100000001b3ULL;
+		seed.s = (seed.s ^ data[i]) * 0x100000001b3ULL;
 
 	mgw_sse_init(&p, max_line, max_event);
 	a.max_event = p.max_event;

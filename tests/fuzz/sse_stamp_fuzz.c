@@ -25,15 +25,9 @@
 
 #include "proxy/sse.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/prng.h"
 
-static uint32_t rnd(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return (uint32_t)((*s * 0x2545F4914F6CDD1DULL) >> 32);
-}
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int is_eol(uint8_t c)
 {
@@ -70,7 +64,7 @@ static void reference(const uint8_t *p, size_t n, const char *stamp,
 	}
 }
 
-static void stamp_run(uint32_t tag, const uint8_t *p, size_t n, uint64_t *seed,
+static void stamp_run(uint32_t tag, const uint8_t *p, size_t n, struct prng *seed,
                       int split, struct evbuffer *out)
 {
 	struct mgw_sse_stamper st;
@@ -123,7 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct evbuffer *whole, *pieces, *ref;
 	struct mgw_sse_stamper probe;
 	uint32_t tag;
-	uint64_t seed;
+	struct prng seed;
 	json_t *resp;
 	size_t n;
 
@@ -131,7 +125,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	tag = (uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 |
 	      (uint32_t)data[2] << 8 | data[3];
-	seed = 0x9E3779B97F4A7C15ULL ^ data[4];
+	seed.s = 0x9E3779B97F4A7C15ULL ^ data[4];
 	data += 5;
 	size -= 5;
 	whole = evbuffer_new();
