@@ -94,6 +94,11 @@ enum {
 	MGW_CLIENT_F_CONNECT = 1u << 2,
 	/* on_head was already called for this request. */
 	MGW_CLIENT_F_HEAD_SENT = 1u << 3,
+	/* A timeout while the request waited for a free connection of the
+	 * origin (every connection busy at the connection limit, none being
+	 * set up): the gateway's own limit, not the upstream's fault.  Comes
+	 * with NOT_SENT and without CONNECT. */
+	MGW_CLIENT_F_QUEUED = 1u << 4,
 };
 
 /* Error classes, for counters and logs. */

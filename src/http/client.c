@@ -331,8 +331,16 @@ static void on_req_timer(evutil_socket_t fd, short what, void *arg)
 		req_arm(r);
 		return;
 	}
-	if (r->phase == MGW_PH_CONNECT)
+	if (r->state == MGW_CRQ_QUEUED && r->o->nconnecting == 0 &&
+	    r->o->nconns > 0) {
+		/* no connect pending that could be slow: it waited for a
+		 * busy pool */
+		if (r->phase == MGW_PH_CONNECT)
+			msg = "timed out waiting for a free connection";
+		flags |= MGW_CLIENT_F_QUEUED;
+	} else if (r->phase == MGW_PH_CONNECT) {
 		flags |= MGW_CLIENT_F_CONNECT;
+	}
 	if (r->state == MGW_CRQ_QUEUED) {
 		mgw_creq_fail(r, MGW_ETIMEDOUT, MGW_CLIENT_E_TIMEOUT, msg,
 		              flags | MGW_CLIENT_F_NOT_SENT);

@@ -41,8 +41,15 @@ struct mgw_http_exchange *mgw_x_new(struct mgw_http_conn *c, int version);
 void mgw_x_free(struct mgw_http_exchange *x);
 /* Appends body bytes; MGW_ELIMIT past limits.max_body, MGW_ENOMEM. */
 int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n);
-/* Stores the request target and derives the path.  Returns 0/MGW_ENOMEM. */
-int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n);
+/* Stores the request target and derives the path.  t is origin-form
+ * ("/path?query") or "*"; with absolute (HTTP/1.1 only) also
+ * absolute-form ("http://host[:port]/path?query", RFC 9112 3.2.2), which
+ * is stored as its origin-form, its host[:port] becoming x->authority (a
+ * Host field is then ignored).  Returns 0, MGW_EINVAL (any other form, an
+ * unparsable URL, a scheme other than http/https: answer 400) or
+ * MGW_ENOMEM. */
+int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n,
+                     int absolute);
 /* Hands x to the handler (state HANDLER, counted in flight). */
 void mgw_x_dispatch(struct mgw_http_exchange *x);
 /* The response is complete: state DONE, no longer in flight. */

@@ -203,11 +203,15 @@ static int on_url(http_parser *p, const char *at, size_t len)
 static int take_target(struct mgw_http_conn *c)
 {
 	struct mgw_http_exchange *x = c->rx;
+	int rc;
 
 	if (x->target)
 		return 0;
-	if (mgw_x_set_target(x, c->hval ? c->hval : "", c->hval_len))
-		return fail(c, 503);
+	rc = mgw_x_set_target(x, c->hval ? c->hval : "", c->hval_len, 1);
+	if (rc == MGW_EINVAL && c->hp.method == HTTP_CONNECT)
+		rc = mgw_x_set_target(x, "*", 1, 0); /* 405 once the head is read */
+	if (rc)
+		return fail(c, rc == MGW_EINVAL ? 400 : 503);
 	c->hval_len = 0;
 	return 0;
 }
@@ -314,7 +318,7 @@ static int on_headers_complete(http_parser *p)
 		return fail(c, 400);
 	if (nhost > 1 || (nhost == 0 && !x->http10))
 		return fail(c, 400);
-	if (nhost) {
+	if (nhost && !x->authority) { /* absolute-form set it: Host ignored */
 		x->authority = strdup(mgw_headers_get(&x->req, "host"));
 		if (!x->authority)
 			return fail(c, 503);
@@ -525,7 +529,11 @@ void mgw_h1_process(struct mgw_http_conn *c)
 
 	if (c->active)
 		mgw_x_maybe_drain(c->active, mgw_conn_outlen(c));
-	while (!c->active && !c->closing) {
+	/* Output at the high watermark stops the dispatch of requests
+	 * already read, not only reading: pipelined requests for large
+	 * answers would otherwise build them all in memory.  on_write
+	 * comes back here once the output has drained to half. */
+	while (!c->active && !c->closing && !c->read_blocked) {
 		struct evbuffer_iovec v;
 		size_t n;
 		int st;

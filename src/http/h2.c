@@ -53,7 +53,14 @@ size_t mgw_h2_queued(const struct mgw_http_exchange *x)
 }
 
 /* Sends queued frames unless we are inside nghttp2 or a stream walk.
- * Never frees the connection; a failure is left to the work callback. */
+ * Never frees the connection; a failure is left to the work callback.
+ * Called from the loop only (mgw_h2_send), never from the API functions
+ * below: sending can close a stream (nghttp2's own RST_STREAM after a
+ * stream error, the last DATA of a half-closed one), and closing runs
+ * that stream's on_abort, which must not happen inside a call its
+ * handler is making (the handler would go on using what it freed).  The
+ * API queues and schedules the work callback, which runs in the same
+ * loop turn. */
 static void h2_flush(struct mgw_http_conn *c)
 {
 	if (c->ng_in_cb || c->freeing)
@@ -148,7 +155,12 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *frame,
 				x->err_status = 414;
 				return 0;
 			}
-			rc = mgw_x_set_target(x, (const char *)value, valuelen);
+			/* origin-form or "*" only (RFC 9113 8.3.1) */
+			rc = mgw_x_set_target(x, (const char *)value, valuelen, 0);
+			if (rc == MGW_EINVAL) {
+				x->err_status = 400;
+				return 0;
+			}
 		} else if (namelen == 10 && memcmp(name, ":authority", 10) == 0) {
 			rc = set_str(&x->authority, value, valuelen);
 		}
@@ -592,7 +604,6 @@ int mgw_h2_respond(struct mgw_http_exchange *x, int status,
 		nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
 		                          NGHTTP2_INTERNAL_ERROR);
 	mgw_x_finish(x);
-	h2_flush(c); /* may free x: do not touch it below */
 	mgw_conn_schedule(c);
 	return rc;
 }
@@ -619,7 +630,6 @@ int mgw_h2_stream_start(struct mgw_http_exchange *x, int status,
 		return rc;
 	}
 	x->state = MGW_X_STREAMING;
-	h2_flush(c);
 	mgw_conn_schedule(c);
 	return 0;
 }
@@ -643,7 +653,6 @@ int mgw_h2_stream_write(struct mgw_http_exchange *x, const void *p, size_t n)
 	}
 	if (mgw_h2_queued(x) >= hwm)
 		x->want_drain = 1;
-	h2_flush(c);
 	mgw_conn_schedule(c);
 	return 0;
 }
@@ -658,7 +667,6 @@ int mgw_h2_stream_end(struct mgw_http_exchange *x)
 		nghttp2_session_resume_data(c->ng, x->stream_id);
 	}
 	mgw_x_finish(x);
-	h2_flush(c); /* may free x */
 	mgw_conn_schedule(c);
 	return 0;
 }
@@ -673,7 +681,6 @@ int mgw_h2_stream_abort(struct mgw_http_exchange *x)
 	nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
 	                          NGHTTP2_INTERNAL_ERROR);
 	mgw_x_finish(x);
-	h2_flush(c); /* may free x */
 	mgw_conn_schedule(c);
 	return 0;
 }

@@ -278,37 +278,80 @@ int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n)
 	return 0;
 }
 
-int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n)
+/* absolute-form t: x->target becomes its origin-form (path, "/" when
+ * empty, and "?query"; a fragment is dropped) and x->authority its
+ * host[:port] as written. */
+static int set_absolute_target(struct mgw_http_exchange *x, const char *t,
+                               size_t n)
+{
+	struct http_parser_url u;
+	const char *path = "/", *q = NULL;
+	size_t plen = 1, qlen = 0, slen, alen, hs, he;
+	char *target;
+
+	http_parser_url_init(&u);
+	if (http_parser_parse_url(t, n, 0, &u) != 0 ||
+	    !(u.field_set & (1 << UF_SCHEMA)) || !(u.field_set & (1 << UF_HOST)) ||
+	    (u.field_set & (1 << UF_USERINFO)))
+		return MGW_EINVAL;
+	slen = u.field_data[UF_SCHEMA].len;
+	if (!((slen == 4 && strncasecmp(t, "http", 4) == 0) ||
+	      (slen == 5 && strncasecmp(t, "https", 5) == 0)))
+		return MGW_EINVAL;
+	if ((u.field_set & (1 << UF_PATH)) && u.field_data[UF_PATH].len) {
+		path = t + u.field_data[UF_PATH].off;
+		plen = u.field_data[UF_PATH].len;
+	}
+	if (u.field_set & (1 << UF_QUERY)) {
+		q = t + u.field_data[UF_QUERY].off;
+		qlen = u.field_data[UF_QUERY].len;
+	}
+	/* host through port, as written: "[::1]:8080" keeps its brackets,
+	 * which http_parser leaves out of the host */
+	hs = u.field_data[UF_HOST].off;
+	he = hs + u.field_data[UF_HOST].len;
+	if (hs > 0 && t[hs - 1] == '[') {
+		hs--;
+		he++;
+	}
+	if (u.field_set & (1 << UF_PORT))
+		he = (size_t)u.field_data[UF_PORT].off + u.field_data[UF_PORT].len;
+	alen = he - hs;
+	target = malloc(plen + (q ? qlen + 1 : 0) + 1);
+	if (!target)
+		return MGW_ENOMEM;
+	memcpy(target, path, plen);
+	if (q) {
+		target[plen] = '?';
+		memcpy(target + plen + 1, q, qlen);
+	}
+	target[plen + (q ? qlen + 1 : 0)] = '\0';
+	free(x->authority);
+	x->authority = strndup(t + hs, alen);
+	x->target = target;
+	x->path = strndup(path, plen);
+	return x->authority && x->path ? 0 : MGW_ENOMEM;
+}
+
+int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n,
+                     int absolute)
 {
 	size_t plen = 0;
-	const char *path = t;
 
 	free(x->target);
 	free(x->path);
-	x->path = NULL;
-	x->target = strndup(t, n);
-	if (!x->target)
-		return MGW_ENOMEM;
+	x->target = x->path = NULL;
 	if (n && t[0] == '/') {
 		while (plen < n && t[plen] != '?' && t[plen] != '#')
 			plen++;
 	} else if (n == 1 && t[0] == '*') {
 		plen = 1;
 	} else {
-		/* absolute-form: "http://host/path?q" */
-		struct http_parser_url u;
-		http_parser_url_init(&u);
-		if (http_parser_parse_url(t, n, 0, &u) == 0 &&
-		    (u.field_set & (1 << UF_PATH))) {
-			path = t + u.field_data[UF_PATH].off;
-			plen = u.field_data[UF_PATH].len;
-		} else {
-			path = "/";
-			plen = 1;
-		}
+		return absolute ? set_absolute_target(x, t, n) : MGW_EINVAL;
 	}
-	x->path = strndup(path, plen);
-	return x->path ? 0 : MGW_ENOMEM;
+	x->target = strndup(t, n);
+	x->path = strndup(t, plen);
+	return x->target && x->path ? 0 : MGW_ENOMEM;
 }
 
 void mgw_x_dispatch(struct mgw_http_exchange *x)

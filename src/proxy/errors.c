@@ -79,6 +79,11 @@ static int accepts_json(const char *accept)
 	return 0;
 }
 
+int mgw_proxy_is_json_type(const char *content_type)
+{
+	return content_type && is_json_type(content_type);
+}
+
 int mgw_proxy_wants_jsonrpc(const struct mgw_jrpc_msg *m,
                             const char *content_type, const char *accept,
                             size_t body_len)

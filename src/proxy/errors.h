@@ -38,6 +38,11 @@ int mgw_proxy_wants_jsonrpc(const struct mgw_jrpc_msg *m,
                             const char *content_type, const char *accept,
                             size_t body_len);
 
+/* 1 if a Content-Type value (may be NULL) is application/json, with any
+ * parameters, compared case-insensitively ("application/json-seq" is
+ * not). */
+int mgw_proxy_is_json_type(const char *content_type);
+
 /* The id to echo in an error answer: the request's id when the body was a
  * request, or an invalid message that still carried a usable id; NULL
  * (sent as null) for notifications, responses and everything else.

@@ -775,15 +775,9 @@ static void on_up_error(struct mgw_client_req *r,
 
 	q->up = NULL; /* freed by the client layer after this returns */
 	req_logctx(q, &ctx);
-	/* A refused HTTP/2 stream (REFUSED_STREAM, GOAWAY) is the server
-	 * shedding load or restarting, not failing; everything else counts
-	 * for passive outlier detection.  A head already reported OK/5xx
-	 * stays counted; a later break counts once more as a failure. */
-	if (s && e->cls != MGW_CLIENT_E_REFUSED)
-		mgw_upstream_report(s, (e->flags & MGW_CLIENT_F_CONNECT)
-		                           ? MGW_UPSTREAM_CONNECT_FAILURE
-		                           : MGW_UPSTREAM_FAILURE,
-		                    0, now);
+	/* A head already reported OK/5xx stays counted; a later break
+	 * counts once more as a failure. */
+	mgw_upstream_report_error(s, e, now);
 	release_server(q);
 	mgw_info(&ctx, "upstream %s: %s (%s)%s", s ? s->name : "-",
 	         e->msg ? e->msg : mgw_strerror(e->code),
@@ -887,6 +881,28 @@ static void hand_over(struct fwd_req *q, enum mgw_era era)
 	mgw_sf_handle(f->sf, x, route, &m, have, as_json);
 }
 
+/* 1 if q's body is JSON: it parsed, or its Content-Type says so (a body
+ * the reader refused: a syntax error, a duplicate member, nesting past
+ * the limit, a number out of range). */
+static int json_body(const struct fwd_req *q)
+{
+	return q->have_msg &&
+	       (q->msg.root ||
+	        mgw_proxy_is_json_type(mgw_http_req_header(q->x, "content-type")));
+}
+
+/* 1 if the stateful path would have to guess at q: a sessionless POST of
+ * a legacy (or unknown) era in stateful or auto mode whose JSON body the
+ * gateway could not read.  It may be an initialize the replica accepts,
+ * whose session the gateway would then not know (every later request of
+ * it a 404), so it is refused rather than forwarded. */
+static int unreadable_sessionless(const struct fwd_req *q, enum mgw_era era)
+{
+	return q->f->conf->mode != MGW_MODE_STATELESS &&
+	       era != MGW_ERA_IS_MODERN && json_body(q) && !q->msg.root &&
+	       !mgw_http_req_header(q->x, "mcp-session-id");
+}
+
 void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 {
 	struct mgw_fwd *f = arg;
@@ -931,6 +947,10 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 		return;
 	}
 	era = mgw_mcp_detect_era(h, q->have_msg ? &q->msg : NULL);
+	if (unreadable_sessionless(q, era)) {
+		reject_body(q);
+		return;
+	}
 	if (f->sf && mgw_sf_claims(f->conf->mode, method, mgw_http_path(x), h,
 	                           q->have_msg ? &q->msg : NULL, era)) {
 		hand_over(q, era);
@@ -966,9 +986,11 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 		return;
 	}
 	/* Validate only JSON bodies: a modern-looking header on some other
-	 * POST (an OAuth form, say) is not an MCP message to check. */
+	 * POST (an OAuth form, say) is not an MCP message to check.  A JSON
+	 * body the reader refused is answered here too: routing has trusted
+	 * its Mcp-Method / Mcp-Name, which nothing could check. */
 	if (q->route->conf->validate_headers && era == MGW_ERA_IS_MODERN &&
-	    q->have_msg && q->msg.root) {
+	    json_body(q)) {
 		struct mgw_sep2243_verdict v;
 
 		if (q->msg.kind == MGW_JRPC_INVALID) {

@@ -52,6 +52,9 @@ enum mgw_replay_verdict {
 	MGW_REPLAY_OK_ROUTE,      /* the route says replay: always */
 	MGW_REPLAY_NO_TOOL,       /* tools/call of a tool not known safe */
 	MGW_REPLAY_NO_BATCH,      /* a JSON-RPC batch (may hold anything) */
+	MGW_REPLAY_NO_UNREAD,     /* a body the gateway could not classify:
+	                           * the upstream may have read a tools/call
+	                           * in it */
 };
 
 /* How a lost compare-and-set is settled. */

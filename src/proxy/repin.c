@@ -136,6 +136,8 @@ enum mgw_replay_verdict mgw_repin_replay_safe(const struct mgw_jrpc_msg *m,
 		return MGW_REPLAY_OK_METHOD;   /* GET / DELETE */
 	if (m->kind == MGW_JRPC_BATCH)
 		return MGW_REPLAY_NO_BATCH;
+	if (m->kind == MGW_JRPC_INVALID)
+		return MGW_REPLAY_NO_UNREAD;
 	if (m->kind != MGW_JRPC_REQUEST || !m->method ||
 	    strcmp(m->method, "tools/call") != 0)
 		return MGW_REPLAY_OK_METHOD;
@@ -501,6 +503,8 @@ static int send_replay(struct mgw_repin_run *r, int notify)
 	return rc;
 }
 
+static void end_fresh_session(struct mgw_repin_run *r);
+
 /* The current replay did not work on r->srv: never use it again in this
  * run, and try the next replica. */
 static void replay_failed(struct mgw_repin_run *r, const char *why)
@@ -511,6 +515,9 @@ static void replay_failed(struct mgw_repin_run *r, const char *why)
 	atomic_fetch_add(&r->map->env.cnt->replay_failures, 1);
 	mgw_info(&ctx, "replay of initialize on %s failed: %s", r->srv->name, why);
 	release_srv(r);
+	/* a session the replica opened for this replay (its initialize was
+	 * answered, then something after failed) is ended, not left behind */
+	end_fresh_session(r);
 	add_hard(r, r->srv);
 	r->srv = NULL;
 	free(r->new_sid);
@@ -627,11 +634,7 @@ static void on_run_error(struct mgw_client_req *q,
 
 	(void)q;
 	r->up = NULL;
-	if (e->cls != MGW_CLIENT_E_REFUSED)
-		mgw_upstream_report(r->srv, (e->flags & MGW_CLIENT_F_CONNECT)
-		                                ? MGW_UPSTREAM_CONNECT_FAILURE
-		                                : MGW_UPSTREAM_FAILURE,
-		                    0, mgw_now_ms());
+	mgw_upstream_report_error(r->srv, e, mgw_now_ms());
 	snprintf(why, sizeof(why), "%s (%s)", e->msg ? e->msg : mgw_strerror(e->code),
 	         mgw_client_err_class_name(e->cls));
 	replay_failed(r, why);

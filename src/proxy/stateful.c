@@ -1359,11 +1359,7 @@ static void on_up_error(struct mgw_client_req *r,
 	(void)r;
 	q->up = NULL; /* freed by the client layer after this returns */
 	req_logctx(q, &ctx);
-	if (s && e->cls != MGW_CLIENT_E_REFUSED)
-		mgw_upstream_report(s, (e->flags & MGW_CLIENT_F_CONNECT)
-		                           ? MGW_UPSTREAM_CONNECT_FAILURE
-		                           : MGW_UPSTREAM_FAILURE,
-		                    0, mgw_now_ms());
+	mgw_upstream_report_error(s, e, mgw_now_ms());
 	release_server(q);
 	mgw_info(&ctx, "upstream %s: %s (%s)%s", s ? s->name : "-",
 	         e->msg ? e->msg : mgw_strerror(e->code),
@@ -1396,6 +1392,13 @@ static void on_up_error(struct mgw_client_req *r,
 		fail(q, kind, detail);
 		return;
 	}
+	if (e->flags & MGW_CLIENT_F_QUEUED) {
+		/* every connection to the pinned replica busy: the gateway's
+		 * limit, not a lost replica; moving the session would not
+		 * help it */
+		fail(q, kind, detail);
+		return;
+	}
 	if (not_sent) {
 		repin(q, s, MGW_REPIN_REFUSED);
 		return;
@@ -1417,10 +1420,15 @@ static void on_up_error(struct mgw_client_req *r,
 			snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
 			         "replayed: tool '%.200s' is not idempotent",
 			         q->msg.name ? q->msg.name : "");
-		else
+		else if (v == MGW_REPLAY_NO_BATCH)
 			snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
 			         "replayed: a batch may hold calls that are not "
 			         "idempotent");
+		else
+			snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
+			         "replayed: the body was not read as a JSON-RPC "
+			         "message (%.160s), and may be a call that is not "
+			         "idempotent", q->msg.error_msg);
 		fail(q, MGW_PERR_NOT_REPLAYED, msg);
 		return;
 	}

@@ -355,6 +355,17 @@ static int eject(struct mgw_upstream_server *s, uint64_t now, unsigned count,
 	return 1;
 }
 
+void mgw_upstream_report_error(struct mgw_upstream_server *s,
+                               const struct mgw_client_error *e, uint64_t now)
+{
+	if (!s || e->cls == MGW_CLIENT_E_REFUSED || (e->flags & MGW_CLIENT_F_QUEUED))
+		return;
+	mgw_upstream_report(s, (e->flags & MGW_CLIENT_F_CONNECT)
+	                           ? MGW_UPSTREAM_CONNECT_FAILURE
+	                           : MGW_UPSTREAM_FAILURE,
+	                    0, now);
+}
+
 int mgw_upstream_report(struct mgw_upstream_server *s,
                         enum mgw_upstream_outcome outcome, int status,
                         uint64_t now)

@@ -104,6 +104,14 @@ int mgw_upstream_report(struct mgw_upstream_server *s,
                         enum mgw_upstream_outcome outcome, int status,
                         uint64_t now);
 
+/* Reports a failed request e on s (NULL allowed: nothing) to passive
+ * outlier detection: a connect failure when e happened while connecting,
+ * else a failure.  A refused HTTP/2 stream (the server shedding load or
+ * restarting) and a timeout waiting for a free pooled connection (the
+ * gateway's own limit) say nothing about s and are not reported. */
+void mgw_upstream_report_error(struct mgw_upstream_server *s,
+                               const struct mgw_client_error *e, uint64_t now);
+
 /* Sets or clears the draining flag (a draining server takes no new
  * attempts; those in flight finish). */
 void mgw_upstream_set_draining(struct mgw_upstream_server *s, int on);

@@ -745,7 +745,8 @@ assert_cmp() {
 # the environment: SF_WORKERS (2), SF_BALANCER (round_robin), SF_WEIGHTS
 # (space-separated weights in ADDR order), SF_GROUP (extra keys of the
 # group, indented 4), SF_HEALTH (the keys of health:, indented 6; default
-# GET /healthz every 500 ms, rise 1, fall 3), SF_REPLAY (safe), SF_SESSIONS (the body of
+# GET /healthz every 500 ms, rise 1, fall 3), SF_REPLAY (safe), SF_ROUTE
+# (extra keys of the route, indented 4), SF_SESSIONS (the body of
 # "sessions:", indented 2; default "store: memory"), SF_EXTRA (top-level
 # YAML appended).
 sf_config() {
@@ -770,6 +771,7 @@ sf_config() {
 			printf '      interval: 500ms\n      timeout: 400ms\n      rise: 1\n      fall: 3\n'
 		fi
 		printf 'routes:\n  - upstream: pool\n    replay: %s\n' "${SF_REPLAY:-safe}"
+		[ -n "${SF_ROUTE:-}" ] && printf '%s\n' "$SF_ROUTE"
 		printf 'sessions:\n%s\n' "${SF_SESSIONS:-  store: memory}"
 		[ -n "${SF_EXTRA:-}" ] && printf '%s\n' "$SF_EXTRA"
 	} >"$f"

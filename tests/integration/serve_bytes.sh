@@ -101,18 +101,9 @@ printf '%s' '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ech
 send_file "large body" "$T_DIR/b6.json" echo
 send_file "large body over h2c" "$T_DIR/b6.json" echo --http2-prior-knowledge
 
-# JSON the gateway's parser cannot represent is still JSON: an integer
-# beyond 64 bits.  The replica (same parser) may refuse it, but the bytes
-# must reach it unchanged rather than being judged by the gateway.
-printf '%s' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"huge"},"_meta":{'"$META_STD"',"huge":18446744073709551616}}}' >"$T_DIR/b7.json"
-SHA7=$(sha256sum <"$T_DIR/b7.json" | cut -d' ' -f1)
-req POST "$GW" "${MCPH[@]}" -H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' \
-	-H 'Mcp-Name: echo' --data-binary "@$T_DIR/b7.json"
-if [ -n "$(find_sha "$SHA7")" ]; then
-	ok "integer beyond 64 bits: forwarded byte-identical (HTTP $CODE)"
-else
-	fail "integer beyond 64 bits: not forwarded; the gateway answered HTTP $CODE: $(head -c 300 "$BODYF")"
-fi
+# A body the gateway's reader refuses (an integer beyond 64 bits, say)
+# is refused by the gateway on a validating route and forwarded byte for
+# byte on a route with validate_headers: false (serve_validate.sh).
 
 # --- headers --------------------------------------------------------------------------
 # The same request goes once straight to a recording replica (what the

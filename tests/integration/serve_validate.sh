@@ -85,6 +85,27 @@ post "$GW" "$(modern_body 114 tools/call "$ECHO")" "${V[@]}" -H 'Mcp-Method: too
 assert_code "h2c: mismatch rejected" 400
 assert_jq "h2c: -32020 with the id" '.error.code == -32020 and .id == 114'
 
+# JSON bodies the gateway's reader refuses are answered by the gateway:
+# the route was chosen on Mcp-Method / Mcp-Name, which it could not check
+# against such a body (a duplicate "name" is read as either value by
+# different parsers).  The error carries no id (none could be read).
+unreadable() { # WHAT CODE MESSAGE_ERE BODY
+	post "$GW" "$4" "${V[@]}" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo'
+	assert_code "$1: refused" 400
+	assert_jq "$1: JSON-RPC error $2 naming why" \
+		".error.code == $2 and .id == null and (.error.message | test(\"$3\"))"
+}
+M='"_meta":{"io.modelcontextprotocol/protocolVersion":"'"$MODERN_VERSION"'","io.modelcontextprotocol/clientCapabilities":{}}'
+unreadable "a duplicate params.name" -32600 duplicate \
+	'{"jsonrpc":"2.0","id":115,"method":"tools/call","params":{"name":"echo","name":"add","arguments":{"a":1,"b":2},'"$M"'}}'
+DEEP_OPEN=$(printf '[%.0s' $(seq 1 70)) DEEP_CLOSE=$(printf ']%.0s' $(seq 1 70))
+unreadable "arguments nested past the limit" -32600 nesting \
+	'{"jsonrpc":"2.0","id":116,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","d":'"$DEEP_OPEN$DEEP_CLOSE"'},'"$M"'}}'
+unreadable "an integer beyond 64 bits" -32700 "out of range" \
+	'{"jsonrpc":"2.0","id":117,"method":"tools/call","params":{"name":"add","arguments":{"a":18446744073709551616,"b":1},'"$M"'}}'
+unreadable "a JSON syntax error" -32700 "parse error" \
+	'{"jsonrpc":"2.0","id":118,"method":"tools/call","params":{"name":"echo",}}'
+
 assert_eq "no rejected request reached a replica" "" \
 	"$({ rec "$R1"; rec "$R2"; } | jq -r '.requests[]? | "\(.method) \(.target)"')"
 
@@ -116,6 +137,13 @@ assert_code "validate_headers false: the mismatch is forwarded and the replica r
 assert_jq "validate_headers false: the replica's -32020" '.error.code == -32020 and .id == 301'
 assert_eq "validate_headers false: the replica saw it" 1 \
 	"$({ rec "$R1"; rec "$R2"; } | jq -r '.requests[]? | select(.method == "POST")' | jq -s length)"
+# A body the gateway's reader refuses goes through unjudged as well, byte
+# for byte: here an integer beyond 64 bits.
+BIG='{"jsonrpc":"2.0","id":302,"method":"tools/call","params":{"name":"echo","arguments":{"text":"huge"},'"$M"',"huge":18446744073709551616}}'
+BIG_SHA=$(printf '%s' "$BIG" | sha256sum | cut -d' ' -f1)
+post "$G_URL" "$BIG" "${V[@]}" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo'
+assert_eq "validate_headers false: an integer beyond 64 bits is forwarded byte for byte" 1 \
+	"$({ rec "$R1"; echo; rec "$R2"; } | jq -r --arg s "$BIG_SHA" '.requests[]? | select(.body_sha256 == $s) | .body_sha256' 2>/dev/null | grep -c .)"
 stop_serve
 
 # --- the gateway's own errors ------------------------------------------------------------------

@@ -8,7 +8,9 @@
 # id; nor is a read-only tool the gateway has not seen annotated in this
 # session; a request that is not a tools/call (tools/list) is replayed;
 # and on a route with "replay: always" even a non-idempotent call
-# (notify) is.  The session itself goes on after every case.
+# (notify) is.  The session itself goes on after every case.  A call
+# that times out waiting for a free connection to its replica (the
+# gateway's connection limit) is answered 504 and moves nothing.
 #
 # Replica r1 holds every answer back 1 s (--delay-ms) so a call is
 # surely in flight when it is killed; it has nearly all the weight, so
@@ -156,5 +158,45 @@ assert_jq "E: its own result" '.id == 45 and has("result")'
 assert_eq "E: notify reached a survivor exactly once" 1 "$(elsewhere)"
 assert_eq "E: counted once as replayed in flight" "$((IR0 + 1))" "$(gstat "$G_ADDR" .sessions.inflight_replayed)"
 goes_on E
+
+# --- a full connection pool is not a lost replica ------------------------------------------
+# One connection per replica (max_connections: 1, one worker): while a
+# slow call holds it, the session's next calls wait for it and time out
+# (connect timeout 500 ms).  That is the gateway's own limit: each gets
+# 504 / -32003 saying so, the session is not re-pinned, and the replica
+# is not ejected (three in a row would otherwise meet the default
+# consecutive_connect_failures).
+start_backend --era legacy --id p1
+P1=$B_ADDR
+start_backend --era legacy --id p2
+P2=$B_ADDR
+SF_WORKERS=1 SF_GROUP='    max_connections: 1
+    max_idle: 1' SF_ROUTE='    timeouts:
+      connect: 500ms' sf_config "$T_DIR/pool.yaml" stateful "$P1" "$P2"
+start_serve -c "$T_DIR/pool.yaml"
+sf_init "$G_URL" || die "no session (pool)"
+lwho "$G_URL"
+HOME_ID=$WHO
+case $HOME_ID in p1) HOME_ADDR=$P1 ;; p2) HOME_ADDR=$P2 ;; *) die "pool: whoami said '$HOME_ID'" ;; esac
+REP0=$(gstat "$G_ADDR" .sessions.repins_total)
+bg_post slow "$G_URL" '{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":4000}}}' \
+	-H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
+SLOW=$BG_PID
+wait_inflight "http://$HOME_ADDR" 1 || fail "pool: the slow call never reached $HOME_ID"
+for k in 1 2 3; do
+	lwho "$G_URL"
+	assert_code "pool full ($k): the waiting call times out" 504
+	assert_jq "pool full ($k): -32003 naming the wait" \
+		'.id == 7 and .error.code == -32003 and (.error.message | test("free connection"))'
+done
+wait_pid "$SLOW" 10
+bg_result slow
+assert_code "pool full: the slow call itself completed" 200
+fg_result
+lwho "$G_URL"
+assert_eq "pool full: the session stayed on its replica" "$HOME_ID" "$WHO"
+assert_eq "pool full: no re-pin" "$REP0" "$(gstat "$G_ADDR" .sessions.repins_total)"
+assert_eq "pool full: no replica ejected" 0 "$(gstat "$G_ADDR" '[.upstreams[].servers[].ejections] | add')"
+sf_stop_serve
 
 finish

@@ -13,6 +13,10 @@
 #   client unchanged, and so does a 400 "Session not found" when
 #   lost_session.statuses is only "404"; with the default statuses that
 #   400 is a lost session.
+# - A replay whose notifications/initialized is refused ends the session
+#   its initialize opened on the replica (DELETE).
+# - A sessionless initialize the gateway cannot read (but the replica
+#   could) is refused, not forwarded.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -69,19 +73,23 @@ cat >"$T_DIR/fake.js" <<'EOF'
 // fake.js MODE: a legacy MCP server that answers initialize (a fresh
 // session id each time) and notifications (202), and every other request
 // according to MODE: forget (404 Session not found), forget400 (400
-// Session not found), badversion (400 about the protocol version).
+// Session not found), badversion (400 about the protocol version),
+// refusenotify (as forget, and every notifications/initialized after the
+// first answered 500, so that a replayed initialize leaves a session the
+// gateway must end).  DELETEs are counted.
 // GET /count tells how many initialize and other requests it saw.
 const http = require('http');
 const crypto = require('crypto');
 const mode = process.argv[2];
-let inits = 0, others = 0;
+let inits = 0, others = 0, notes = 0, deletes = 0;
 const srv = http.createServer((req, res) => {
   if (req.method === 'GET' && req.url === '/healthz') { res.end('ok'); return; }
   if (req.method === 'GET' && req.url === '/count') {
     res.setHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ inits, others }));
+    res.end(JSON.stringify({ inits, others, deletes }));
     return;
   }
+  if (req.method === 'DELETE') { deletes++; res.end(); return; }
   let body = '';
   req.on('data', (d) => { body += d; });
   req.on('end', () => {
@@ -96,7 +104,12 @@ const srv = http.createServer((req, res) => {
         serverInfo: { name: 'fake', version: '1' } } }));
       return;
     }
-    if (m.id === undefined) { res.statusCode = 202; res.end(); return; }
+    if (m.id === undefined) {
+      notes++;
+      res.statusCode = mode === 'refusenotify' && notes > 1 ? 500 : 202;
+      res.end();
+      return;
+    }
     others++;
     if (mode === 'badversion') {
       res.statusCode = 400;
@@ -169,5 +182,42 @@ sf_init "$G_URL" || die "no session through the forget400 server (defaults)"
 legacy "$G_URL" 8 tools/list '{}'
 assert_code "default statuses: a 400 Session not found is a lost session (404 after the bounded replays)" 404
 assert_cmp "default statuses: it was replayed" "$(fcount "$F400" .inits)" '>=' "$((I0 + 2))"
+
+# An initialize the gateway cannot read (a duplicate member, a number out
+# of range) that the replica would accept (JSON.parse takes both): sent
+# on, it would open a session of the replica's the gateway does not know
+# (every later request of it a 404).  Refused instead, never forwarded.
+start_fake forget
+LAX=$F_ADDR
+sf_config "$T_DIR/lax.yaml" stateful "$LAX"
+start_serve -c "$T_DIR/lax.yaml"
+for bad in \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"capabilities":{"x":1},"clientInfo":{"name":"dup","version":"1"}}}' \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"n":18446744073709551616},"clientInfo":{"name":"big","version":"1"}}}'; do
+	post "$G_URL" "$bad" -H "MCP-Protocol-Version: $LEGACY_VERSION"
+	assert_code "an unreadable sessionless initialize is refused" 400
+	assert_jq "its error is the reader's (-32600 / -32700)" '.error.code == -32600 or .error.code == -32700'
+	assert_eq "it gave the client no session id" "" "$(hdr mcp-session-id)"
+done
+assert_eq "no unreadable initialize reached the replica" 0 "$(fcount "$LAX" .inits)"
+sf_stop_serve
+
+# A replay whose initialize was answered (the replica opened a session)
+# but whose notifications/initialized was refused: that session is ended
+# with a DELETE, not left behind on the replica.
+start_fake refusenotify
+REFN=$F_ADDR
+SF_SESSIONS='  store: memory
+  max_repin_attempts: 2' sf_config "$T_DIR/refn.yaml" stateful "$REFN"
+start_serve -c "$T_DIR/refn.yaml"
+sf_init "$G_URL" || die "no session through the refusenotify server"
+legacy "$G_URL" 9 tools/list '{}'
+assert_code "notifications/initialized refused on every replay: 404 in the end" 404
+RREPLAYS=$(($(fcount "$REFN" .inits) - 1))
+assert_cmp "refused notifications: at least one replay" "$RREPLAYS" '>=' 1
+all_ended() { [ "$(fcount "$REFN" .deletes)" -ge "$RREPLAYS" ]; }
+poll_until 5 all_ended && ok "each replayed session the replica opened was ended (DELETE)" ||
+	fail "replayed sessions left on the replica: $RREPLAYS replays, $(fcount "$REFN" .deletes) DELETEs"
+sf_stop_serve
 
 finish

@@ -804,7 +804,11 @@ static void test_queue_timeout_and_limits(void **state)
 	assert_int_equal(r2.failed, 1);
 	assert_int_equal(r2.err.cls, MGW_CLIENT_E_TIMEOUT);
 	assert_true(r2.err.flags & MGW_CLIENT_F_NOT_SENT);
-	assert_true(r2.err.flags & MGW_CLIENT_F_CONNECT);
+	/* it waited for the origin's one busy connection: the client's own
+	 * limit, not a connect failure of the upstream */
+	assert_true(r2.err.flags & MGW_CLIENT_F_QUEUED);
+	assert_false(r2.err.flags & MGW_CLIENT_F_CONNECT);
+	assert_non_null(strstr(r2.errmsg, "free connection"));
 	assert_int_equal(r1.done, 0);
 	stats(f, &st);
 	assert_int_equal(st.inflight, 1);

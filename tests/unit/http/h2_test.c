@@ -317,6 +317,38 @@ static void test_get_post(void **state)
 	h2c_close(&c);
 }
 
+/* :path must be origin-form or "*" whatever the :scheme (nghttp2 checks
+ * it for http and https only): 400, never handed to the handler. */
+static void test_path_forms(void **state)
+{
+	struct ts *t = *state;
+	static const char *const paths[] = { "http://x/echo", "echo" };
+	struct h2c c;
+	struct h2s *s;
+
+	h2c_open(t, &c);
+	for (size_t i = 0; i < 2; i++) {
+		nghttp2_nv nva[4];
+		int32_t id;
+
+#define NV(K, N, V)                                                          \
+	nva[K] = (nghttp2_nv){(uint8_t *)(N), (uint8_t *)(V), strlen(N),       \
+	                      strlen(V), NGHTTP2_NV_FLAG_NONE}
+		NV(0, ":method", "GET");
+		NV(1, ":path", paths[i]);
+		NV(2, ":scheme", "foo");
+		NV(3, ":authority", "test.local");
+#undef NV
+		id = nghttp2_submit_request(c.ng, NULL, nva, 4, NULL, NULL);
+		assert_true(id > 0);
+		c.s[c.n++].id = id;
+		s = h2c_wait_closed(&c, id);
+		assert_int_equal(s->status, 400);
+	}
+	assert_int_equal(t->handled, 0);
+	h2c_close(&c);
+}
+
 static void test_max_streams(void **state)
 {
 	struct ts *t = *state;
@@ -742,6 +774,7 @@ int main(void)
 {
 	mgw_log_set_level(MGW_LOG_WARN);
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_path_forms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rst_stream_aborts, setup, teardown),

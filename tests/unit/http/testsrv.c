@@ -99,6 +99,7 @@ static void handler(struct mgw_http_exchange *x, void *arg)
 	t->handled++;
 	snprintf(t->last_method, sizeof(t->last_method), "%s", mgw_http_method(x));
 	snprintf(t->last_path, sizeof(t->last_path), "%s", path);
+	snprintf(t->last_target, sizeof(t->last_target), "%s", mgw_http_target(x));
 	snprintf(t->last_authority, sizeof(t->last_authority), "%s",
 	         mgw_http_authority(x) ? mgw_http_authority(x) : "");
 	t->last_version = mgw_http_version(x);
@@ -134,6 +135,15 @@ static void handler(struct mgw_http_exchange *x, void *arg)
 		                                       "text/event-stream"), 0);
 		mgw_http_set_callbacks(x, sse_abort, NULL, s);
 		sse_tick(-1, 0, s);
+		return;
+	}
+	if (strcmp(path, "/big") == 0) {
+		char *out = malloc(TS_BIG_BODY);
+		assert_non_null(out);
+		memset(out, 'b', TS_BIG_BODY);
+		assert_int_equal(mgw_http_respond(x, 200, NULL, "text/plain", out,
+		                                  TS_BIG_BODY), 0);
+		free(out);
 		return;
 	}
 	if (strcmp(path, "/hold") == 0) {

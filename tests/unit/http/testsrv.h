@@ -6,6 +6,7 @@
  * Routes of the test handler:
  *   /echo          200 text/plain "METHOD PATH\nBODY", plus response fields
  *                  that the layer must drop (hop-by-hop, Connection-named)
+ *   /big           200 text/plain, TS_BIG_BODY bytes of 'b'
  *   /sse           text/event-stream: 3 events, a timer between them
  *   /hold          keeps the exchange (t->held) until the test answers
  *   /stream-hold   starts a streamed response and keeps the exchange
@@ -24,6 +25,7 @@
 
 #define TS_WAIT_MS 5000
 #define TS_MAX_HELD 16
+#define TS_BIG_BODY (256 * 1024)
 
 struct ts {
 	struct event_base *base;
@@ -40,6 +42,7 @@ struct ts {
 	int done_calls;              /* shutdown done callbacks */
 	char last_method[16];
 	char last_path[256];
+	char last_target[256];
 	char last_authority[256];
 	int last_version;
 };

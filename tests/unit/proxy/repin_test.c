@@ -153,6 +153,21 @@ static void test_replay_safe(void **state)
 	classify("[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}]", &m);
 	assert_int_equal(mgw_repin_replay_safe(&m, s, MGW_REPLAY_SAFE), MGW_REPLAY_NO_BATCH);
 	mgw_jrpc_msg_deinit(&m);
+	/* bodies the gateway's reader refuses but an upstream may accept
+	 * (a duplicate member, a number beyond double, nesting past the
+	 * limit) could be a tools/call: never replayed unless the route
+	 * says always */
+	classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	         "\"params\":{\"name\":\"echo\",\"name\":\"counter_increment\"}}", &m);
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_int_equal(mgw_repin_replay_safe(&m, s, MGW_REPLAY_SAFE), MGW_REPLAY_NO_UNREAD);
+	assert_int_equal(mgw_repin_replay_safe(&m, s, MGW_REPLAY_ALWAYS), MGW_REPLAY_OK_ROUTE);
+	mgw_jrpc_msg_deinit(&m);
+	classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	         "\"params\":{\"name\":\"echo\",\"arguments\":{\"n\":1e999}}}", &m);
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_int_equal(mgw_repin_replay_safe(&m, s, MGW_REPLAY_SAFE), MGW_REPLAY_NO_UNREAD);
+	mgw_jrpc_msg_deinit(&m);
 	assert_int_equal(mgw_repin_replay_safe(NULL, s, MGW_REPLAY_SAFE), MGW_REPLAY_OK_METHOD);
 	mgw_session_unref(s);
 }
