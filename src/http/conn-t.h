@@ -78,7 +78,11 @@ struct mgw_http_exchange {
 	mgw_http_drain_cb on_drain;
 	void *cb_arg;
 	struct evbuffer *out;          /* h2: response body not yet framed */
-	struct event *timer;           /* h2: per-stream body timeout */
+	struct event *timer;           /* h2: per-stream header / body
+	                                * timeout, then the stall timeout */
+	uint64_t out_framed;           /* h2: response bytes framed so far */
+	uint64_t stall_mark;           /* h2: out_framed when the stall timer
+	                                * was armed */
 };
 
 struct mgw_http_conn {

@@ -189,6 +189,7 @@ static ssize_t on_data_read(nghttp2_session *ng, int32_t stream_id,
 		n = evbuffer_remove(x->out, buf, length);
 	if (n < 0)
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+	x->out_framed += (uint64_t)n;
 	if (!x->out || evbuffer_get_length(x->out) == 0) {
 		if (x->out_eof) {
 			*data_flags |= NGHTTP2_DATA_FLAG_EOF;
@@ -374,8 +375,43 @@ static int on_stream_close(nghttp2_session *ng, int32_t stream_id,
 	return 0;
 }
 
+/* (Re)arms x's timer for secs. */
+static void stream_timer_arm(struct mgw_http_exchange *x, double secs)
+{
+	struct timeval tv = mgw_tv(secs);
+
+	if (!x->timer)
+		x->timer = evtimer_new(x->c->srv->base, stream_timer_cb, x);
+	if (x->timer)
+		evtimer_add(x->timer, &tv);
+}
+
+/* After a flush: response bytes of x still queued (no flow-control window,
+ * or the socket full) start the stall timer unless it runs already; none
+ * queued stop it.  Only once the request was read (before, the timer is
+ * the header or body timeout's). */
+static void stall_check(struct mgw_http_exchange *x)
+{
+	const struct mgw_http_conn *c = x->c;
+	double secs = c->srv->lim.write_timeout;
+
+	if (secs <= 0 || x->state == MGW_X_RECV)
+		return;
+	if (x->out && evbuffer_get_length(x->out) > 0) {
+		if (!x->timer || !evtimer_pending(x->timer, NULL)) {
+			x->stall_mark = x->out_framed;
+			stream_timer_arm(x, secs);
+		}
+	} else if (x->timer) {
+		evtimer_del(x->timer);
+	}
+}
+
 /* Header timeout (header block unfinished: the connection is stuck, close
- * it) or body timeout (reset the stream). */
+ * it), body timeout (reset the stream), or, once the request was read, the
+ * stall timeout: response bytes queued and none framed for write_timeout
+ * (a client that keeps its window shut would hold the stream, and the
+ * upstream request behind it, for ever): reset the stream. */
 static void stream_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct mgw_http_exchange *x = arg;
@@ -388,9 +424,22 @@ static void stream_timer_cb(evutil_socket_t fd, short what, void *arg)
 		mgw_conn_close(c);
 		return;
 	}
-	if (nghttp2_session_get_stream_remote_close(c->ng, x->stream_id) != 0)
+	if (x->state != MGW_X_RECV) {
+		if (!x->out || evbuffer_get_length(x->out) == 0)
+			return;
+		if (x->out_framed != x->stall_mark) {
+			/* slow, not stalled */
+			x->stall_mark = x->out_framed;
+			stream_timer_arm(x, c->srv->lim.write_timeout);
+			return;
+		}
+		mgw_info(&ctx, "%s: HTTP/2 response stalled (no window) for %gs",
+		         c->peer, c->srv->lim.write_timeout);
+	} else if (nghttp2_session_get_stream_remote_close(c->ng, x->stream_id) != 0) {
 		return;
-	mgw_info(&ctx, "%s: HTTP/2 body timeout", c->peer);
+	} else {
+		mgw_info(&ctx, "%s: HTTP/2 body timeout", c->peer);
+	}
 	nghttp2_submit_rst_stream(c->ng, NGHTTP2_FLAG_NONE, x->stream_id,
 	                          NGHTTP2_CANCEL);
 	mgw_h2_send(c);
@@ -484,6 +533,8 @@ void mgw_h2_send(struct mgw_http_conn *c)
 		mgw_x_maybe_drain(x, mgw_h2_queued(x));
 	c->ng_in_cb--;
 	h2_flush(c);
+	for (x = c->streams; x; x = x->next)
+		stall_check(x);
 	if (c->ng_failed) {
 		mgw_conn_close(c);
 		return;

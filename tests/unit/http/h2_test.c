@@ -349,6 +349,48 @@ static void test_path_forms(void **state)
 	h2c_close(&c);
 }
 
+/* A response held back by a client that never opens its flow-control
+ * window is reset (CANCEL) after write_timeout without progress, and the
+ * handler hears of it (on_abort); a stream with nothing queued (an idle
+ * SSE stream) is left alone however long it waits. */
+static void test_stall_timeout(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct h2c c;
+	struct h2s *s;
+	struct mgw_http_exchange *x;
+	nghttp2_settings_entry iv = {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0};
+	int32_t stalled, idle;
+
+	(void)state;
+	mgw_http_limits_default(&lim);
+	lim.write_timeout = 0.3;
+	ts_start(&t, &lim, NULL);
+	h2c_open(&t, &c);
+	assert_int_equal(nghttp2_submit_settings(c.ng, NGHTTP2_FLAG_NONE, &iv, 1), 0);
+	idle = h2c_req(&c, "GET", "/stream-hold", NULL, NULL, 0);
+	h2c_wait_held(&c, 0);
+	stalled = h2c_req(&c, "GET", "/stream-hold", NULL, NULL, 0);
+	x = h2c_wait_held(&c, 1);
+	assert_int_equal(mgw_http_stream_write(x, "data: one\n\n", 11), 0);
+	s = h2c_wait_closed(&c, stalled);
+	assert_int_equal(s->err, NGHTTP2_CANCEL);
+	assert_int_equal(s->status, 200);
+	assert_int_equal(s->blen, 0);
+	assert_int_equal(t.aborts, 1);
+	assert_null(t.held[1]);
+	/* the idle one, nothing queued, outlives several write_timeouts */
+	for (uint64_t end = mgw_now_ms() + 1000; mgw_now_ms() < end;)
+		h2c_pump(&c);
+	assert_int_equal(find(&c, idle)->closed, 0);
+	assert_non_null(t.held[0]);
+	assert_int_equal(mgw_http_stream_end(t.held[0]), 0);
+	t.held[0] = NULL;
+	h2c_close(&c);
+	ts_stop(&t);
+}
+
 static void test_max_streams(void **state)
 {
 	struct ts *t = *state;
@@ -775,6 +817,7 @@ int main(void)
 	mgw_log_set_level(MGW_LOG_WARN);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_path_forms, setup, teardown),
+		cmocka_unit_test(test_stall_timeout),
 		cmocka_unit_test_setup_teardown(test_get_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rst_stream_aborts, setup, teardown),
