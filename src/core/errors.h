@@ -16,6 +16,7 @@ enum {
 	MGW_EEXPIRED = -9,  /* token or entry expired */
 	MGW_EAUTH = -10,    /* authentication / integrity check failed */
 	MGW_ECONFLICT = -11, /* compare-and-set lost: the entry changed */
+	MGW_EAGAIN = -12,   /* a shared budget is used up: try later */
 };
 
 /* Returns a static, human readable name for an MGW_E* code. */

@@ -108,6 +108,7 @@ const char *mgw_strerror(int err)
 	case MGW_EEXPIRED: return "expired";
 	case MGW_EAUTH: return "authentication failed";
 	case MGW_ECONFLICT: return "changed concurrently";
+	case MGW_EAGAIN: return "busy, try again later";
 	default: return "unknown error";
 	}
 }

@@ -94,6 +94,7 @@ struct mgw_http_conn {
 	enum mgw_conn_timer timer_kind;
 	uint64_t id;
 	enum mgw_conn_proto proto;
+	size_t body_live;         /* request body memory of live exchanges */
 	int tls;
 	char peer[64];
 	unsigned closing : 1;     /* no new requests; close when work is done */

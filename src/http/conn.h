@@ -39,7 +39,12 @@ void mgw_conn_logctx(const struct mgw_http_conn *c, int32_t stream,
 /* New exchange on c in state RECV. NULL on no memory. */
 struct mgw_http_exchange *mgw_x_new(struct mgw_http_conn *c, int version);
 void mgw_x_free(struct mgw_http_exchange *x);
-/* Appends body bytes; MGW_ELIMIT past limits.max_body, MGW_ENOMEM. */
+/* Request body memory all live exchanges of one connection may hold
+ * together, in units of limits.max_body. */
+#define MGW_CONN_BODY_FACTOR 4
+/* Appends body bytes; MGW_ELIMIT past limits.max_body, MGW_EAGAIN past
+ * the connection's budget (MGW_CONN_BODY_FACTOR x max_body over its live
+ * exchanges: HTTP/2 streams), MGW_ENOMEM. */
 int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n);
 /* Stores the request target and derives the path.  t is origin-form
  * ("/path?query") or "*"; with absolute (HTTP/1.1 only) also

@@ -318,7 +318,7 @@ static int on_data_chunk(nghttp2_session *ng, uint8_t flags, int32_t stream_id,
 	rc = mgw_x_body_append(x, data, len);
 	if (rc == MGW_ELIMIT)
 		h2_refuse(x, 413);
-	else if (rc)
+	else if (rc) /* no memory, or the connection's body budget */
 		h2_refuse(x, 503);
 	return 0;
 }

@@ -248,6 +248,7 @@ void mgw_x_free(struct mgw_http_exchange *x)
 	free(x->authority);
 	mgw_headers_deinit(&x->req);
 	free(x->body);
+	x->c->body_live -= x->body_cap;
 	if (x->out)
 		evbuffer_free(x->out);
 	if (x->timer)
@@ -257,7 +258,8 @@ void mgw_x_free(struct mgw_http_exchange *x)
 
 int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n)
 {
-	size_t max = x->c->srv->lim.max_body;
+	struct mgw_http_conn *c = x->c;
+	size_t max = c->srv->lim.max_body;
 
 	if (n > max || x->body_len > max - n)
 		return MGW_ELIMIT;
@@ -267,9 +269,14 @@ int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n)
 			cap *= 2;
 		if (cap > max)
 			cap = max;
+		/* HTTP/2 streams share the connection's budget: without it
+		 * one connection could hold max_streams x max_body */
+		if (c->body_live - x->body_cap + cap > MGW_CONN_BODY_FACTOR * max)
+			return MGW_EAGAIN;
 		unsigned char *b = realloc(x->body, cap);
 		if (!b)
 			return MGW_ENOMEM;
+		c->body_live += cap - x->body_cap;
 		x->body = b;
 		x->body_cap = cap;
 	}

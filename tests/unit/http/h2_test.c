@@ -20,6 +20,7 @@
 
 #include "core/errors.h"
 #include "core/log.h"
+#include "http/conn.h"
 #include "http/server.h"
 #include "util/time.h"
 #include "testsrv.h"
@@ -387,6 +388,50 @@ static void test_stall_timeout(void **state)
 	assert_non_null(t.held[0]);
 	assert_int_equal(mgw_http_stream_end(t.held[0]), 0);
 	t.held[0] = NULL;
+	h2c_close(&c);
+	ts_stop(&t);
+}
+
+/* The request bodies of one connection's live streams share a budget of
+ * MGW_CONN_BODY_FACTOR x max_body: past it a stream is refused 503 (not
+ * 413: the body itself is within limits), and a finished exchange gives
+ * its share back. */
+static void test_conn_body_budget(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct h2c c;
+	struct h2s *s;
+	char body[901];
+	int32_t id;
+
+	(void)state;
+	memset(body, 'b', 900);
+	body[900] = '\0';
+	mgw_http_limits_default(&lim);
+	lim.max_body = 1000;
+	lim.max_streams = 2 * MGW_CONN_BODY_FACTOR;
+	ts_start(&t, &lim, NULL);
+	h2c_open(&t, &c);
+	for (int i = 0; i < MGW_CONN_BODY_FACTOR; i++) {
+		h2c_req(&c, "POST", "/hold", body, NULL, 0);
+		h2c_wait_held(&c, i);
+	}
+	id = h2c_req(&c, "POST", "/hold", body, NULL, 0);
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 503);
+	assert_int_equal(t.nheld, MGW_CONN_BODY_FACTOR);
+	/* one answered: its body's share is free again */
+	assert_int_equal(mgw_http_respond(t.held[0], 200, NULL, "text/plain", "ok", 2), 0);
+	t.held[0] = NULL;
+	id = h2c_req(&c, "POST", "/hold", body, NULL, 0);
+	h2c_wait_held(&c, MGW_CONN_BODY_FACTOR);
+	for (int i = 1; i <= MGW_CONN_BODY_FACTOR; i++) {
+		assert_int_equal(mgw_http_respond(t.held[i], 200, NULL, "text/plain", "ok", 2), 0);
+		t.held[i] = NULL;
+	}
+	s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 200);
 	h2c_close(&c);
 	ts_stop(&t);
 }
@@ -818,6 +863,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_path_forms, setup, teardown),
 		cmocka_unit_test(test_stall_timeout),
+		cmocka_unit_test(test_conn_body_budget),
 		cmocka_unit_test_setup_teardown(test_get_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rst_stream_aborts, setup, teardown),
