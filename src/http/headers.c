@@ -11,18 +11,53 @@
 
 void mgw_headers_init(struct mgw_headers *h) { memset(h, 0, sizeof(*h)); }
 
+/* Block layout: a pointer to the previous block, then string bytes. */
+#define BLOCK_LINK sizeof(char *)
+#define BLOCK_MIN 1024
+
 void mgw_headers_deinit(struct mgw_headers *h)
 {
-	for (size_t i = 0; i < h->n; i++)
-		free(h->v[i].name); /* the value shares its block */
+	char *b = h->block, *prev;
+
+	while (b) {
+		memcpy(&prev, b, sizeof(prev));
+		free(b);
+		b = prev;
+	}
 	free(h->v);
 	memset(h, 0, sizeof(*h));
+}
+
+/* n bytes of string space from the list's blocks; NULL on no memory. */
+static char *carve(struct mgw_headers *h, size_t n)
+{
+	char *p;
+
+	if (!h->block || h->block_cap - h->block_used < n) {
+		size_t cap = h->block_cap ? h->block_cap * 2 : BLOCK_MIN;
+		char *b;
+
+		if (n > SIZE_MAX / 2 - BLOCK_LINK)
+			return NULL;
+		while (cap < n + BLOCK_LINK)
+			cap *= 2;
+		if (!(b = malloc(cap)))
+			return NULL;
+		memcpy(b, &h->block, sizeof(h->block));
+		h->block = b;
+		h->block_used = BLOCK_LINK;
+		h->block_cap = cap;
+	}
+	p = h->block + h->block_used;
+	h->block_used += n;
+	return p;
 }
 
 int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
                     const char *value, size_t vlen)
 {
 	struct mgw_header *f;
+	char *b;
 
 	if (h->n == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 16;
@@ -32,13 +67,12 @@ int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
 		h->v = v;
 		h->cap = cap;
 	}
-	f = &h->v[h->n];
-	/* one block per field, name then value: half the allocator calls
-	 * of two copies, on the path of every proxied request */
-	f->name = malloc(nlen + 1 + vlen + 1);
-	if (!f->name)
+	if (nlen > SIZE_MAX / 4 || vlen > SIZE_MAX / 4 ||
+	    !(b = carve(h, nlen + 1 + vlen + 1)))
 		return MGW_ENOMEM;
-	f->value = f->name + nlen + 1;
+	f = &h->v[h->n];
+	f->name = b;
+	f->value = b + nlen + 1;
 	memcpy(f->name, name, nlen);
 	f->name[nlen] = '\0';
 	memcpy(f->value, value, vlen);
@@ -59,17 +93,19 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
                               const char *add, size_t alen)
 {
 	struct mgw_header *f = &h->v[i];
-	size_t slen = strlen(sep), vlen = f->value_len + slen + alen;
-	char *b = malloc(f->name_len + 1 + vlen + 1);
+	size_t slen = strlen(sep), vlen;
+	char *b;
 
-	if (!b)
+	if (alen > SIZE_MAX / 4 || f->value_len > SIZE_MAX / 4)
+		return MGW_ENOMEM;
+	vlen = f->value_len + slen + alen;
+	if (!(b = carve(h, f->name_len + 1 + vlen + 1)))
 		return MGW_ENOMEM;
 	memcpy(b, f->name, f->name_len + 1);
 	memcpy(b + f->name_len + 1, f->value, f->value_len);
 	memcpy(b + f->name_len + 1 + f->value_len, sep, slen);
 	memcpy(b + f->name_len + 1 + f->value_len + slen, add, alen);
 	b[f->name_len + 1 + vlen] = '\0';
-	free(f->name);
 	f->name = b;
 	f->value = b + f->name_len + 1;
 	h->bytes += vlen - f->value_len;
@@ -108,7 +144,6 @@ size_t mgw_headers_remove(struct mgw_headers *h, const char *name)
 	for (size_t i = 0; i < h->n; i++) {
 		if (mgw_header_is(&h->v[i], name, len)) {
 			h->bytes -= h->v[i].name_len + h->v[i].value_len;
-			free(h->v[i].name);
 			removed++;
 		} else {
 			h->v[w++] = h->v[i];

@@ -232,6 +232,43 @@ static void quoted(char *dst, size_t cap, const char *value)
 	dst[n] = '\0';
 }
 
+/* RFC 9113 8.2.3: an HTTP/2 client may split Cookie into crumbs; they go
+ * upstream as one field, joined with "; ", in one copy (joining crumb by
+ * crumb would copy the value once per crumb).  first is the index in in
+ * of the first crumb. */
+static int join_cookies(struct mgw_headers *out, const struct mgw_headers *in,
+                        size_t first)
+{
+	const struct mgw_header *f = &in->v[first];
+	size_t len = 0, n = 0;
+	char *v;
+	int rc;
+
+	for (size_t i = first; i < in->n; i++)
+		if (MGW_HEADER_IS(&in->v[i], "cookie")) {
+			len += in->v[i].value_len + (n ? 2 : 0);
+			n++;
+		}
+	if (n == 1)
+		return mgw_headers_add(out, f->name, f->name_len, f->value,
+		                       f->value_len);
+	if (!(v = malloc(len + 1)))
+		return MGW_ENOMEM;
+	len = 0;
+	for (size_t i = first; i < in->n; i++)
+		if (MGW_HEADER_IS(&in->v[i], "cookie")) {
+			if (len) {
+				memcpy(v + len, "; ", 2);
+				len += 2;
+			}
+			memcpy(v + len, in->v[i].value, in->v[i].value_len);
+			len += in->v[i].value_len;
+		}
+	rc = mgw_headers_add(out, f->name, f->name_len, v, len);
+	free(v);
+	return rc;
+}
+
 int mgw_fwd_build_headers(struct mgw_headers *out,
                           const struct mgw_headers *in,
                           const struct mgw_serve_conf *conf,
@@ -239,7 +276,7 @@ int mgw_fwd_build_headers(struct mgw_headers *out,
                           int h2)
 {
 	size_t last_xff = (size_t)-1;    /* index in out of the last XFF kept */
-	size_t cookie_at = (size_t)-1;   /* index in out of the joined Cookie */
+	int cookies_joined = 0;
 	char ip[80];
 	int v6 = 0;
 
@@ -254,14 +291,10 @@ int mgw_fwd_build_headers(struct mgw_headers *out,
 		if (is_forwarding_field(f) && !conf->trust_forwarded)
 			continue;
 		if (h2 && MGW_HEADER_IS(f, "cookie")) {
-			if (cookie_at != (size_t)-1) {
-				/* RFC 9113 §8.2.3: join crumbs with "; " */
-				if (mgw_headers_append_value(out, cookie_at, "; ", f->value,
-				                             f->value_len) != 0)
-					return MGW_ENOMEM;
-				continue;
-			}
-			cookie_at = out->n;
+			if (!cookies_joined && join_cookies(out, in, i) != 0)
+				return MGW_ENOMEM;
+			cookies_joined = 1;
+			continue;
 		}
 		if (MGW_HEADER_IS(f, "x-forwarded-for"))
 			last_xff = out->n;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/errors.h"
@@ -72,6 +73,42 @@ static void test_append_value(void **state)
 	assert_int_equal(mgw_headers_remove(&h, "cookie"), 1);
 	assert_string_equal(h.v[0].name, "X-Forwarded-For");
 	mgw_headers_deinit(&h);
+}
+
+/* The strings live in blocks the list chains as it grows: many fields,
+ * and values larger than a block, keep their bytes and addresses through
+ * later additions, removals and appends; a moved list stays usable. */
+static void test_blocks(void **state)
+{
+	struct mgw_headers h, moved;
+	char name[32], big[5000], want[64];
+	const char *addr0;
+
+	(void)state;
+	memset(big, 'v', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	mgw_headers_init(&h);
+	for (int i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "x-field-%d", i);
+		snprintf(want, sizeof(want), "value %d", i * 7);
+		assert_int_equal(mgw_headers_adds(&h, name, i % 97 == 5 ? big : want), 0);
+		if (i == 0)
+			addr0 = h.v[0].value;
+	}
+	assert_ptr_equal(h.v[0].value, addr0);
+	for (int i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "x-field-%d", i);
+		snprintf(want, sizeof(want), "value %d", i * 7);
+		assert_string_equal(mgw_headers_get(&h, name), i % 97 == 5 ? big : want);
+	}
+	assert_int_equal(mgw_headers_remove(&h, "x-field-3"), 1);
+	assert_null(mgw_headers_get(&h, "x-field-3"));
+	assert_int_equal(mgw_headers_append_value(&h, 0, ", ", "more", 4), 0);
+	assert_string_equal(h.v[0].value, "value 0, more");
+	assert_string_equal(h.v[0].name, "x-field-0");
+	moved = h;   /* moved, as a struct */
+	assert_string_equal(mgw_headers_get(&moved, "x-field-599"), "value 4193");
+	mgw_headers_deinit(&moved);
 }
 
 static void test_header_is(void **state)
@@ -154,6 +191,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_get_count_remove),
 		cmocka_unit_test(test_append_value),
+		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_header_is),
 		cmocka_unit_test(test_name_valid_every_byte),
 		cmocka_unit_test(test_value_valid_every_byte),
