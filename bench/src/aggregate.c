@@ -61,7 +61,7 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	double *ach = NULL, *p50 = NULL, *p99 = NULL, med = NAN, mn = NAN, mx = NAN;
 	json_int_t sl = 0, hl = 0, other = 0, reinit = 0, repins = 0;
 	int have_repins = 0;
-	json_t *o = NULL, *fails = NULL, *invalid = NULL, *rec;
+	json_t *o = NULL, *fails = NULL, *invalid = NULL, *cooled = NULL, *rec;
 	size_t i;
 
 	ach = calloc(n + 1, sizeof(*ach));
@@ -69,7 +69,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	p99 = calloc(n + 1, sizeof(*p99));
 	fails = json_object();
 	invalid = json_array();
-	if (!ach || !p50 || !p99 || !fails || !invalid)
+	cooled = json_array();
+	if (!ach || !p50 || !p99 || !fails || !invalid || !cooled)
 		goto fail;
 	for (const char *const *k = mgw_bench_other_failures; *k; k++)
 		json_object_set_new(fails, *k, json_integer(0));
@@ -89,6 +90,13 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 			continue;
 		}
 		ach[valid++] = json_number_value(json_object_get(t, "achieved_rps"));
+		v = json_object_get(rec, "cooldown");
+		if (json_is_true(json_object_get(v, "timed_out")))
+			json_array_append_new(cooled, json_pack("{s:O?, s:O?, s:O?, s:O?}",
+				"run", json_array_get(paths, i),
+				"threshold", json_object_get(v, "threshold"),
+				"time_wait_before", json_object_get(v, "time_wait_before"),
+				"time_wait_after", json_object_get(v, "time_wait_after")));
 		lat = json_object_get(t, "latency_ms");
 		if (json_is_number(json_object_get(lat, "p50")))
 			p50[nlat50++] = json_number_value(json_object_get(lat, "p50"));
@@ -173,10 +181,12 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	fails = NULL;
 	json_object_set_new(o, "runs", json_deep_copy(paths));
 	json_object_set_new(o, "invalid", invalid);
-	invalid = NULL;
+	json_object_set_new(o, "cooldown_timeouts", cooled);
+	invalid = cooled = NULL;
 fail:
 	json_decref(fails);
 	json_decref(invalid);
+	json_decref(cooled);
 	free(ach);
 	free(p50);
 	free(p99);

@@ -34,7 +34,9 @@ extern const char *const mgw_bench_other_failures[];
  *  - repins: the sum of the records' "repins" (null when none has one);
  *  - saturated: median < 95 % of the offered rate.
  * n counts every repetition, valid the valid ones; "invalid" lists the
- * others with their reason.  With no valid repetition the numbers are
+ * others with their reason; "cooldown_timeouts" lists the valid ones
+ * whose cooldown gave up with TIME_WAIT sockets still at or above its
+ * threshold (counted, but shown).  With no valid repetition the numbers are
  * null.  Returns a new reference, or NULL when out of memory. */
 json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
                             const json_t *paths);

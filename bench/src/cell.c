@@ -219,17 +219,31 @@ int mgw_bench_mkdirs(const char *dir)
 	return 0;
 }
 
-static void note_port(struct rep *r, int port)
+static void env_note_port(struct mgw_bench_env *e, json_int_t port)
 {
-	struct mgw_bench_env *e = r->env;
-
-	if (port <= 0)
+	if (port <= 0 || port > 65535)
 		return;
 	for (size_t i = 0; i < e->n_ports; i++)
 		if (e->ports[i] == port)
 			return;
 	if (e->n_ports < MGW_BENCH_MAX_PORTS)
 		e->ports[e->n_ports++] = (uint16_t)port;
+}
+
+static void note_port(struct rep *r, int port)
+{
+	env_note_port(r->env, port);
+}
+
+void mgw_bench_env_note_record(struct mgw_bench_env *e, const json_t *rec)
+{
+	const char *const lists[] = { "processes", "kills" };
+	const json_t *p;
+	size_t i;
+
+	for (size_t l = 0; l < 2; l++)
+		json_array_foreach(json_object_get(rec, lists[l]), i, p)
+			env_note_port(e, json_integer_value(json_object_get(p, "port")));
 }
 
 static void log_path(const struct rep *r, char *buf, size_t len,
@@ -783,6 +797,12 @@ static void sample_gateway(struct rep *r, struct mgw_bench_proc *p,
 	if (st && mgw_bench_stats_repins(st, &n) == 0) {
 		r->repins += n;
 		r->have_repins = 1;
+	} else if (!st) {
+		/* its counts are part of the run's re-pins: without them the
+		 * run's number would be short, silently (a stateless gateway
+		 * answers, without session counters: nothing to count) */
+		invalid(r, "the re-pin counters of %s (port %d) could not be "
+		        "read %s", p->role, p->port, when);
 	}
 }
 
@@ -830,7 +850,14 @@ static void replace_victim(struct rep *r, json_t *rec, int port)
 	               "check", r->c->victim == MGW_BENCH_VICTIM_REDIS
 	                            ? "PING" : "GET /healthz 200");
 	json_object_set_new(rec, "replacement", rp);
-	if (!healthy) {
+	if (healthy && since_t0(r) > r->c->duration_s) {
+		json_object_set_new(rec, "valid", json_false());
+		json_object_set_new(rec, "reason", json_string(
+			"the replacement passed its health check only after the "
+			"load ended"));
+		invalid(r, "the victim's replacement on port %d passed its health "
+		        "check only after the load ended", port);
+	} else if (!healthy) {
 		if (json_is_true(json_object_get(rec, "valid")))
 			json_object_set_new(rec, "reason", json_string(
 				"the replacement did not pass its health check"));

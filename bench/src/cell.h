@@ -39,6 +39,11 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
                       int rep, const json_t *cooldown, json_t **rec, char *rel,
                       size_t rel_len);
 
+/* Adds the ports a run record names (its processes and kills) to the
+ * ports the cooldown watches: a resume's first cooldown then waits for
+ * the sockets an earlier sitting left. */
+void mgw_bench_env_note_record(struct mgw_bench_env *e, const json_t *rec);
+
 /* Waits, at most max_s seconds, until fewer than threshold TIME_WAIT
  * sockets involve the ports of env, checking once a second.  Returns the
  * record of the wait: {"threshold", "time_wait_before",

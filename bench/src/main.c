@@ -869,6 +869,7 @@ static int load_resumed(struct run *R)
 				total++;
 				if (!rec)
 					continue;
+				mgw_bench_env_note_record(&R->env, rec);
 				snprintf(rel, sizeof(rel), "runs/%s/%s-r%02d.json", scene,
 				         sr->cells[i].slug, rep);
 				json_array_append_new(sr->runs[i], rec);
@@ -1009,8 +1010,11 @@ int main(int argc, char **argv)
 		        "repetitions that finished\n");
 		status = MGW_EXIT_RUNTIME;
 	} else if (rc != 0) {
+		/* not complete: repetitions are missing; resume can finish it */
+		R.interrupted = 1;
 		mgw_bench_proc_kill_all();
-		fprintf(stderr, "mcpgw-bench: cannot write under %s: %s\n",
+		fprintf(stderr, "mcpgw-bench: cannot write under %s: %s; the "
+		        "reports hold the repetitions that finished\n",
 		        R.o.out_dir, mgw_strerror(rc));
 		status = MGW_EXIT_RUNTIME;
 	}

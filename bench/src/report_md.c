@@ -80,7 +80,8 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 
 		fputs("| ", f);
 		cell_text(f, str(c, "cell", "?"));
-		fprintf(f, " | %lld%s | ", (long long)valid, valid < n ? "†" : "");
+		fprintf(f, " | %lld%s%s | ", (long long)valid, valid < n ? "†" : "",
+		        json_array_size(get(c, "cooldown_timeouts")) ? "‡" : "");
 		rps(f, get(a, "median"));
 		if (json_is_number(get(a, "min"))) {
 			fputs(" (", f);
@@ -141,17 +142,34 @@ static void footnotes(FILE *f, const json_t *s)
 {
 	const json_t *cells = get(s, "cells"), *c, *inv, *e;
 	size_t i, j;
-	int sat = 0, any_inv = 0;
+	int sat = 0, any_inv = 0, any_cool = 0;
 
 	json_array_foreach(cells, i, c) {
 		if (json_is_true(get(c, "saturated")))
 			sat = 1;
 		if (json_array_size(get(c, "invalid")) > 0)
 			any_inv = 1;
+		if (json_array_size(get(c, "cooldown_timeouts")) > 0)
+			any_cool = 1;
 	}
 	if (sat)
 		fprintf(f, "\n⚠ saturated: the median achieved rate is below 95%% "
 		        "of the offered rate.\n");
+	if (any_cool) {
+		fprintf(f, "\n‡ repetitions counted although the cooldown before "
+		        "them gave up (`--cooldown-max`) with TIME_WAIT sockets still "
+		        "at or above its threshold:\n\n");
+		json_array_foreach(cells, i, c)
+			json_array_foreach(get(c, "cooldown_timeouts"), j, e) {
+				fputs("- ", f);
+				cell_text(f, str(c, "cell", "?"));
+				fprintf(f, " (`%s`): %lld before, %lld after (threshold "
+				        "%lld)\n", str(e, "run", "?"),
+				        (long long)json_integer_value(get(e, "time_wait_before")),
+				        (long long)json_integer_value(get(e, "time_wait_after")),
+				        (long long)json_integer_value(get(e, "threshold")));
+			}
+	}
 	if (!any_inv)
 		return;
 	fprintf(f, "\n† repetitions left out as invalid (not counted as zero "

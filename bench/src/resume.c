@@ -83,7 +83,17 @@ int mgw_bench_resume_argv(const json_t *report, char ***argv)
 	return (int)n;
 }
 
-/* Every key of `then` but those in skip equals the same key of `now`. */
+static int in_list(const char *const *list, const char *k)
+{
+	for (; *list; list++)
+		if (strcmp(*list, k) == 0)
+			return 1;
+	return 0;
+}
+
+/* Every key of `then` but those in skip equals the same key of `now`, and
+ * `now` has no key `then` lacks (a build that stamps more is another
+ * build). */
 static int same_fields(const char *what, const json_t *then, const json_t *now,
                        const char *const *skip, char *err, size_t errlen)
 {
@@ -96,23 +106,24 @@ static int same_fields(const char *what, const json_t *then, const json_t *now,
 	}
 	json_object_foreach((json_t *)then, k, v) {
 		const json_t *w = json_object_get(now, k);
-		int skipped = 0;
+		char *a, *b;
 
-		for (const char *const *s = skip; *s; s++)
-			if (strcmp(*s, k) == 0)
-				skipped = 1;
-		if (skipped || json_equal((json_t *)v, (json_t *)w))
+		if (in_list(skip, k) || json_equal((json_t *)v, (json_t *)w))
 			continue;
-		{
-			char *a = json_dumps(v, JSON_ENCODE_ANY);
-			char *b = w ? json_dumps(w, JSON_ENCODE_ANY) : NULL;
-
-			snprintf(err, errlen, "%s.%s was %s and is now %s", what, k,
-			         a ? a : "?", b ? b : "missing");
-			free(a);
-			free(b);
-		}
+		a = json_dumps(v, JSON_ENCODE_ANY);
+		b = w ? json_dumps(w, JSON_ENCODE_ANY) : NULL;
+		snprintf(err, errlen, "%s.%s was %s and is now %s", what, k,
+		         a ? a : "?", b ? b : "missing");
+		free(a);
+		free(b);
 		return -1;
+	}
+	json_object_foreach((json_t *)now, k, v) {
+		if (!in_list(skip, k) && !json_object_get(then, k)) {
+			snprintf(err, errlen, "%s.%s is stamped by this build but not "
+			         "in the run (started by another build)", what, k);
+			return -1;
+		}
 	}
 	return 0;
 }

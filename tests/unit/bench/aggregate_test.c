@@ -99,8 +99,24 @@ static void test_cell_row(void **state)
 	                                30, 0, 0, 0, 0, NULL));
 	for (int i = 1; i <= 4; i++)
 		json_array_append_new(paths, json_sprintf("runs/x-r%02d.json", i));
+	/* the second run's cooldown gave up above its threshold: counted,
+	 * and listed; the invalid third's is not listed */
+	json_object_set_new(json_array_get(runs, 1), "cooldown", json_pack(
+		"{s:i, s:i, s:i, s:b}", "threshold", 256, "time_wait_before", 273,
+		"time_wait_after", 304, "timed_out", 1));
+	json_object_set_new(json_array_get(runs, 2), "cooldown", json_pack(
+		"{s:i, s:i, s:i, s:b}", "threshold", 256, "time_wait_before", 900,
+		"time_wait_after", 800, "timed_out", 1));
+	json_object_set_new(json_array_get(runs, 3), "cooldown", json_pack(
+		"{s:i, s:i, s:i, s:b}", "threshold", 256, "time_wait_before", 500,
+		"time_wait_after", 20, "timed_out", 0));
 	o = mgw_bench_aggregate(&c, runs, paths);
 	assert_non_null(o);
+	assert_int_equal(json_array_size(json_object_get(o, "cooldown_timeouts")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(
+		json_object_get(o, "cooldown_timeouts"), 0), "run")), "runs/x-r02.json");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(
+		json_object_get(o, "cooldown_timeouts"), 0), "time_wait_after")), 304);
 	assert_string_equal(json_string_value(json_object_get(o, "cell")), c.name);
 	assert_string_equal(json_string_value(json_object_get(o, "path")), "direct");
 	assert_string_equal(json_string_value(json_object_get(o, "era")), "legacy");

@@ -39,7 +39,10 @@ static const char report_text[] =
 	"    \"achieved_rps\": {\"median\": 51.2, \"min\": 22.4, \"max\": 57.0},"
 	"    \"p50_ms\": 12.34, \"p99_ms\": null, \"session_losses\": 0,"
 	"    \"handle_losses\": 4461, \"other_failures\": 0, \"repins\": 7,"
-	"    \"saturated\": true, \"invalid\": []},"
+	"    \"saturated\": true, \"invalid\": [],"
+	"    \"cooldown_timeouts\": [{\"run\": \"runs/pod-kill/b-r04.json\","
+	"      \"threshold\": 256, \"time_wait_before\": 273,"
+	"      \"time_wait_after\": 304}]},"
 	"   {\"cell\": \"x, \\\"quoted\\\"\", \"n\": 1, \"valid\": 0,"
 	"    \"achieved_rps\": {\"median\": null, \"min\": null, \"max\": null},"
 	"    \"p50_ms\": null, \"p99_ms\": null, \"session_losses\": null,"
@@ -75,13 +78,17 @@ static void test_table(void **state)
 	assert_non_null(strstr(md, "| legacy direct 2 replicas | 9† | 97.2 "
 	                           "(80.0–100.0) | 0.71 | 31.5 | 1922 | 0 | 14 | "
 	                           "– |\n"));
-	assert_non_null(strstr(md, "| legacy a\\|b 2 replicas | 10 | 51.2 "
+	assert_non_null(strstr(md, "| legacy a\\|b 2 replicas | 10‡ | 51.2 "
 	                           "(22.4–57.0) ⚠ | 12.3 | – | 0 | 4461 | 0 | 7 |\n"));
 	assert_non_null(strstr(md, "| 0† | – | – | – | – | – | – | – |\n"));
 	assert_non_null(strstr(md, "⚠ saturated"));
 	assert_non_null(strstr(md, "- legacy direct 2 replicas "
 	                           "(`runs/pod-kill/a-r03.json`): kill did not "
 	                           "land: dead\n"));
+	assert_non_null(strstr(md, "‡ repetitions counted although the cooldown"));
+	assert_non_null(strstr(md, "- legacy a\\|b 2 replicas "
+	                           "(`runs/pod-kill/b-r04.json`): 273 before, 304 "
+	                           "after (threshold 256)\n"));
 	assert_non_null(strstr(md, "## pod-kill"));
 	assert_non_null(strstr(md, "SIGKILL at 20 s"));
 	assert_non_null(strstr(md, "Machine: Linux 6.1 x86_64, EPYC (2 CPUs)"));
