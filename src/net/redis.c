@@ -56,6 +56,7 @@ struct mgw_redis {
 	                              * callback (the caller has no handle
 	                              * yet; it reads mgw_redis_state) */
 	int dropping;                /* drop_context is freeing ac */
+	char setup_err[160];         /* AUTH / SELECT / PING refused: why */
 	struct mgw_redis_stats st;
 };
 
@@ -219,17 +220,16 @@ static void on_connect(const redisAsyncContext *ac, int status)
 		went_down(r, ac->errstr[0] ? ac->errstr : "connect failed");
 		return;
 	}
-	evtimer_del(r->connect_timer);
+	/* TCP only: up once the server answered the setup (on_ready_reply);
+	 * the connect timer bounds that too */
 	r->st.connects++;
-	r->backoff = r->o.backoff_min;
-	set_state(r, MGW_REDIS_UP, NULL);
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status)
 {
 	struct mgw_redis *r = ac->data;
 
-	if (r->freeing || r->dropping)
+	if (r->freeing || r->dropping || r->ac != ac)
 		return;
 	r->ac = NULL;
 	went_down(r, status == REDIS_OK ? "connection closed"
@@ -246,20 +246,46 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 	if (!r->ac || r->state == MGW_REDIS_UP)
 		return;
 	r->st.failures++;
-	drop_context(r, "connect timed out");
+	drop_context(r, r->setup_err[0] ? r->setup_err : "connect timed out");
 }
 
+/* AUTH or SELECT answered: an error fails the attempt (a wrong password
+ * or database must not leave a connection that looks up), from the loop:
+ * not inside hiredis's callback. */
 static void on_setup_reply(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct mgw_redis *r = ac->data;
+	redisReply *rep = reply;
+	struct timeval now = {0, 0};
+
+	if (!rep || r->ac != ac || rep->type != REDIS_REPLY_ERROR ||
+	    r->setup_err[0])
+		return;
+	r->st.errors++;
+	snprintf(r->setup_err, sizeof(r->setup_err), "%s refused: %s",
+	         (const char *)priv, rep->str);
+	evtimer_add(r->connect_timer, &now);
+}
+
+/* The PING queued behind the setup: the server speaks Redis and took the
+ * setup.  Only now is the connection up and the backoff reset (a server
+ * that accepts and then closes, or never answers, stays down and backs
+ * off). */
+static void on_ready_reply(redisAsyncContext *ac, void *reply, void *priv)
 {
 	struct mgw_redis *r = ac->data;
 	redisReply *rep = reply;
 
 	(void)priv;
-	if (rep && rep->type == REDIS_REPLY_ERROR) {
-		r->st.errors++;
-		mgw_err(NULL, "redis %s: setup command failed: %s", r->display,
-		        rep->str);
+	if (!rep || r->ac != ac || r->setup_err[0])
+		return;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		on_setup_reply(ac, reply, (void *)"PING");
+		return;
 	}
+	evtimer_del(r->connect_timer);
+	r->backoff = r->o.backoff_min;
+	set_state(r, MGW_REDIS_UP, NULL);
 }
 
 static void start_context(struct mgw_redis *r)
@@ -290,13 +316,16 @@ static void start_context(struct mgw_redis *r)
 	redisAsyncSetConnectCallback(ac, on_connect);
 	redisAsyncSetDisconnectCallback(ac, on_disconnect);
 	r->ac = ac;
+	r->setup_err[0] = '\0';
 	evtimer_add(r->connect_timer, &tv);
 	/* Queued before the connection completes; hiredis sends them first. */
 	if (r->password)
-		redisAsyncCommand(ac, on_setup_reply, NULL, "AUTH %s",
+		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH", "AUTH %s",
 		                  r->password);
 	if (r->db)
-		redisAsyncCommand(ac, on_setup_reply, NULL, "SELECT %d", r->db);
+		redisAsyncCommand(ac, on_setup_reply, (void *)"SELECT",
+		                  "SELECT %d", r->db);
+	redisAsyncCommand(ac, on_ready_reply, NULL, "PING");
 }
 
 static void on_resolved(int err, const struct mgw_addrs *addrs,

@@ -2,8 +2,9 @@
  * against a real redis-server on an ephemeral loopback port (binary-safe
  * arguments, never answered inside the call), state transitions when the
  * server is killed and restarted, refusal while down, a per-command
- * timeout against a server that never answers, and commands still out at
- * free.  Every wait is bounded. */
+ * timeout against a server that stops answering, never up (and backing
+ * off) against servers that accept but close, stay silent or refuse the
+ * password, and commands still out at free.  Every wait is bounded. */
 #include "autoconf.h"
 
 #include <arpa/inet.h>
@@ -275,33 +276,73 @@ static void test_down_and_back(void **state)
 
 /* A server that accepts and never answers: the command times out, the
  * connection is torn down (DOWN) and tried again. */
+/* A scripted server on loopback: a listening socket the test accepts
+ * on while it pumps the client's loop. */
+struct fake {
+	int lfd;
+	char url[96];
+	int accepted;
+};
+
+static void fake_start(struct fake *f, const char *userinfo)
+{
+	struct sockaddr_in sa;
+	socklen_t len = sizeof(sa);
+
+	memset(f, 0, sizeof(*f));
+	f->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	assert_true(f->lfd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(f->lfd, 16), 0);
+	assert_int_equal(getsockname(f->lfd, (struct sockaddr *)&sa, &len), 0);
+	snprintf(f->url, sizeof(f->url), "redis://%s127.0.0.1:%u",
+	         userinfo ? userinfo : "", (unsigned)ntohs(sa.sin_port));
+}
+
+/* Pumps the loop until a connection arrives (bounded); -1 if none. */
+static int fake_accept(struct fake *f, struct event_base *b, double secs)
+{
+	for (double end = now_s() + secs; now_s() < end;) {
+		int fd = accept(f->lfd, NULL, NULL);
+
+		if (fd >= 0) {
+			f->accepted++;
+			return fd;
+		}
+		event_base_loop(b, EVLOOP_ONCE);
+	}
+	return -1;
+}
+
+/* A server that takes the connection and its setup PING, then answers
+ * nothing: each command times out on its own clock, and the connection
+ * goes down with it. */
 static void test_timeout(void **state)
 {
 	struct event *tick;
 	struct event_base *b = base_new(&tick);
 	struct states ss = {0};
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int lfd = socket(AF_INET, SOCK_STREAM, 0);
-	char url[64], err[256];
-	struct mgw_redis_opts o = {.url = url, .timeout = 0.2,
-	                           .on_state = on_state, .state_arg = &ss};
+	struct fake f;
+	char err[256];
+	struct mgw_redis_opts o = {.timeout = 0.2, .on_state = on_state,
+	                           .state_arg = &ss};
 	struct mgw_redis *r;
 	struct mgw_redis_stats st;
 	struct answer a = {0}, a2 = {0};
+	int fd;
 
 	(void)state;
-	assert_true(lfd >= 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(lfd, 16), 0);
-	assert_int_equal(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
-	snprintf(url, sizeof(url), "redis://127.0.0.1:%u",
-	         (unsigned)ntohs(sa.sin_port));
+	fake_start(&f, NULL);
+	o.url = f.url;
 	r = mgw_redis_new(b, &o, err, sizeof(err));
 	assert_non_null(r);
+	fd = fake_accept(&f, b, WAIT_S);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "+PONG\r\n", 7), 7);
+	pump_state(b, r, MGW_REDIS_UP);
 	assert_int_equal(mgw_redis_command(r, on_answer, &a, "PING"), 0);
 	/* The second one's deadline later than the first's. */
 	for (double end = now_s() + 0.05; now_s() < end;)
@@ -316,9 +357,67 @@ static void test_timeout(void **state)
 	mgw_redis_get_stats(r, &st);
 	assert_int_equal(st.timeouts, 1);
 	mgw_redis_free(r);
-	close(lfd);
+	close(fd);
+	close(f.lfd);
 	event_free(tick);
 	event_base_free(b);
+}
+
+/* Servers that take the TCP connection but are not a usable Redis: one
+ * that closes at once (a full maxclients, a proxy in front of a dead
+ * Redis), one that never answers, one that refuses the password.  None
+ * makes the client report up, and the retries back off instead of
+ * coming every backoff_min. */
+static void test_not_ready(void **state)
+{
+	static const char *const kinds[] = { "close", "silent", "auth" };
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		struct event *tick;
+		struct event_base *b = base_new(&tick);
+		struct states ss = {0};
+		struct fake f;
+		char err[256];
+		struct mgw_redis_opts o = {.timeout = 0.2, .backoff_min = 0.05,
+		                           .backoff_max = 10, .on_state = on_state,
+		                           .state_arg = &ss};
+		struct mgw_redis *r;
+		int fds[16], nfd = 0;
+		double start = now_s();
+
+		fake_start(&f, k == 2 ? ":wrong@" : NULL);
+		o.url = f.url;
+		r = mgw_redis_new(b, &o, err, sizeof(err));
+		assert_non_null(r);
+		/* 1.5 s: at 50 ms a retry without backoff would be 30 attempts;
+		 * doubling from 50 ms (plus the 200 ms timeouts) gives few */
+		while (now_s() < start + 1.5 && nfd < 16) {
+			int fd = fake_accept(&f, b, start + 1.5 - now_s());
+
+			if (fd < 0)
+				break;
+			if (k == 0)
+				close(fd);
+			else if (k == 2)
+				assert_int_equal(write(fd, "-WRONGPASS invalid password\r\n"
+				                       "+PONG\r\n", 36), 36);
+			if (k != 0)
+				fds[nfd++] = fd;
+		}
+		if (k == 2)
+			assert_true(f.accepted >= 1);
+		assert_int_equal(ss.ups, 0);
+		assert_true(f.accepted <= 6);
+		assert_true(mgw_redis_state(r) != MGW_REDIS_UP);
+		mgw_redis_free(r);
+		for (int i = 0; i < nfd; i++)
+			close(fds[i]);
+		close(f.lfd);
+		event_free(tick);
+		event_base_free(b);
+		print_message("%s: %d attempts in 1.5 s\n", kinds[k], f.accepted);
+	}
 }
 
 /* Nothing listens: the first attempt fails (DOWN, reported after
@@ -377,6 +476,7 @@ int main(void)
 		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_timeout),
+		cmocka_unit_test(test_not_ready),
 		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_free_with_pending),
 		cmocka_unit_test(test_down_and_back),
