@@ -341,6 +341,9 @@ static void transmit(struct mgw_load_agent *a)
 {
 	int rc;
 
+	/* the status reported is the last message's: a call that fails with
+	 * none (a reset, a timeout) must not show its handshake's 200 */
+	a->res.status = 0;
 	if (a->step == LD_ST_CALL)
 		a->res.sent_ns = mgw_now_ns();
 	a->auth_gen = a->auth ? ld_auth_gen(a->auth) : 0;

@@ -62,6 +62,14 @@ enum mgw_era ld_auto_verdict(const struct ld_answer *ans)
 	if (ans->kind == LD_ANS_RESPONSE &&
 	    json_is_object(json_object_get(ans->resp, "result")))
 		return MGW_ERA_IS_MODERN;
+	/* A server (or a gateway in front of it) failing, shedding load or
+	 * asking for credentials says nothing about its era: the call fails
+	 * with its status and the next one asks again.  Deciding legacy here
+	 * would make a brief outage permanent for this user. */
+	if (ans->kind == LD_ANS_STATUS &&
+	    (ans->status >= 500 || ans->status == 401 || ans->status == 403 ||
+	     ans->status == 408 || ans->status == 429))
+		return MGW_ERA_UNKNOWN;
 	err = json_object_get(ans->resp, "error");
 	if (!json_is_object(err) || !json_is_integer(json_object_get(err, "code")))
 		return MGW_ERA_IS_LEGACY;

@@ -390,21 +390,25 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	struct mgw_load_engine *e = arg;
 	const struct mgw_load_phase *ph = cur_phase(e);
-	uint64_t now = mgw_now_ns(), due;
+	uint64_t now = mgw_now_ns(), due, end_at = 0;
+	int ending = 0;
 
 	(void)fd;
 	(void)what;
 	if (e->state != ST_RUNNING)
 		return;
 	/* Every tick whose time has come, even several after a late wakeup:
-	 * their intended times stay where the schedule put them. */
+	 * their intended times stay where the schedule put them.  A late
+	 * wakeup may also reach past the end: the ticks due before it are
+	 * still dispatched, then the phase ends. */
 	while ((due = tick_time(e, e->issued)) <= now) {
 		size_t call;
 
 		if (due >= e->phase_end_at ||
 		    (ph->requests > 0 && e->issued >= (uint64_t)ph->requests)) {
-			end_issue(e, due);
-			return;
+			ending = 1;
+			end_at = due;
+			break;
 		}
 		call = pick_call(e);
 		e->issued++;
@@ -419,6 +423,10 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	dispatch(e, now);
 	if (e->state != ST_RUNNING)
 		return;
+	if (ending) {
+		end_issue(e, end_at);
+		return;
+	}
 	if (ph->requests > 0 && e->issued >= (uint64_t)ph->requests) {
 		end_issue(e, due); /* the window is requests / rate */
 		return;

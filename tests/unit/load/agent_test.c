@@ -70,6 +70,7 @@ struct srv {
 	int fail_status;        /* answer the next tools/call with this */
 	const char *fail_msg;
 	int hold;               /* keep requests unanswered */
+	int hold_calls;         /* keep tools/call requests unanswered */
 	struct mgw_http_exchange *held[8];
 	int nheld;
 	int aborted;
@@ -359,7 +360,8 @@ static void srv_handler(struct mgw_http_exchange *x, void *arg)
 	record(s, x, m.kind ? &m : NULL);
 	if (s->token && (!auth || strcmp(auth, s->token) != 0)) {
 		mgw_http_respond(x, 401, NULL, NULL, NULL, 0);
-	} else if (s->hold) {
+	} else if (s->hold || (s->hold_calls && m.method &&
+	                       strcmp(m.method, "tools/call") == 0)) {
 		hold(s, x);
 	} else if (strcmp(mgw_http_method(x), "DELETE") == 0) {
 		const char *sid = mgw_http_req_header(x, "mcp-session-id");
@@ -1044,6 +1046,18 @@ static void test_auto_verdicts(void **state)
 	ans.kind = LD_ANS_STATUS;
 	ans.status = 404; /* no body at all */
 	assert_int_equal(ld_auto_verdict(&ans), MGW_ERA_IS_LEGACY);
+	/* failing, shedding or asking for credentials: no verdict yet, even
+	 * with a JSON-RPC error body (a gateway's -32001 no upstream) */
+	r = json_pack("{s:s, s:n, s:{s:i, s:s}}", "jsonrpc", "2.0", "id",
+	              "error", "code", -32001, "message", "no healthy upstream");
+	ans.resp = r;
+	for (int i = 0; i < 7; i++) {
+		static const int st[] = { 500, 502, 503, 504, 401, 429, 408 };
+		ans.status = st[i];
+		assert_int_equal(ld_auto_verdict(&ans), MGW_ERA_UNKNOWN);
+	}
+	ans.resp = NULL;
+	json_decref(r);
 	ans.status = 400;
 	r = json_pack("{s:s, s:i, s:{s:i, s:s}}", "jsonrpc", "2.0", "id", 1,
 	              "error", "code", -32020, "message", "mismatch");
@@ -1105,6 +1119,22 @@ static void test_timeout(void **state)
 	/* and the agent works on */
 	f->srv.hold = 0;
 	assert_int_equal(call(f, &f->echo), MGW_LOAD_OK);
+}
+
+/* A legacy call whose handshake was answered 200 and whose tools/call
+ * then timed out reports no status (not the handshake's 200). */
+static void test_failed_call_reports_its_own_status(void **state)
+{
+	struct fx *f = *state;
+
+	srv_start(&f->srv, f->base, SRV_LEGACY);
+	f->opts.dialect = MGW_LOAD_LEGACY;
+	f->opts.timeout = 0.2;
+	fx_agent(f, f->srv.url, NULL);
+	f->srv.hold_calls = 1;
+	assert_int_equal(call(f, &f->echo), MGW_LOAD_TIMEOUT);
+	assert_int_equal(f->srv.sessions, 1); /* the handshake went through */
+	assert_int_equal(f->res.status, 0);
 }
 
 static uint16_t free_port(void)
@@ -1544,6 +1574,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_auto_falls_back_to_legacy, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_auto_verdicts),
 	    cmocka_unit_test_setup_teardown(test_timeout, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_failed_call_reports_its_own_status, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_connect_error_then_reconnect, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_connection_new_vs_reuse, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_several_targets, fx_setup, fx_teardown),

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <event2/event.h>
@@ -240,6 +241,20 @@ static void on_stop_timer(evutil_socket_t fd, short what, void *arg)
 /* Runs the plan to the end (bounded: the loop is also broken after
  * limit_s seconds, which fails the test).  stop_after_ms > 0 interrupts
  * the run then. */
+/* When set, run() blocks its loop for block.for_ms at block.at_ms: every
+ * timer due meanwhile fires late, as on a busy machine. */
+static struct {
+	int at_ms, for_ms;
+} block;
+
+static void on_block(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	usleep((useconds_t)block.for_ms * 1000);
+}
+
 static struct mgw_load_engine *run(struct plan *p, struct event_base **basep,
                                    double limit_s, int stop_after_ms)
 {
@@ -271,8 +286,17 @@ static struct mgw_load_engine *run(struct plan *p, struct event_base **basep,
 		stop = evtimer_new(base, on_stop_timer, &st);
 		evtimer_add(stop, &tv);
 	}
+	struct event *blk = NULL;
+
+	if (block.at_ms > 0) {
+		struct timeval tv = {block.at_ms / 1000, block.at_ms % 1000 * 1000};
+		blk = evtimer_new(base, on_block, NULL);
+		evtimer_add(blk, &tv);
+	}
 	event_base_loopexit(base, &limit);
 	event_base_dispatch(base);
+	if (blk)
+		event_free(blk);
 	if (stop)
 		event_free(stop);
 	assert_true(mgw_load_engine_stats(e)->finished);
@@ -458,6 +482,33 @@ static void test_open_counts_every_tick(void **state)
 	assert_true(mgw_load_offered_rps(ps, &ps->all) > 199 &&
 	            mgw_load_offered_rps(ps, &ps->all) < 201);
 	check_consistency(st);
+	done(e, base);
+	plan_deinit(&p);
+}
+
+/* A wakeup that comes late across the end of the phase (the loop blocked
+ * from 850 to 1050 ms of a 1 s phase): the ticks that fell due before the
+ * end still go out to the idle users, late, instead of being shed with
+ * the end. */
+static void test_open_late_wakeup_at_the_end(void **state)
+{
+	struct plan p;
+	struct event_base *base;
+	struct mgw_load_engine *e;
+	const struct mgw_load_phase_stats *ps;
+
+	(void)state;
+	plan_init(&p);
+	add_call(&p, "echo", 1, "{}");
+	add_phase(&p, "open", MGW_LOAD_OPEN, 16, 20, 1.0, 0);
+	block.at_ms = 850;
+	block.for_ms = 200;
+	e = run(&p, &base, 20, 0);
+	block.at_ms = 0;
+	ps = &mgw_load_engine_stats(e)->phases[0];
+	assert_int_equal(ps->all.c.requests + ps->all.c.shed, 20);
+	assert_int_equal(ps->all.c.shed, 0);
+	assert_int_equal(ps->all.c.requests, 20);
 	done(e, base);
 	plan_deinit(&p);
 }
@@ -651,6 +702,7 @@ int main(void)
 		cmocka_unit_test(test_warmup_excluded_and_agents_kept),
 		cmocka_unit_test(test_outcomes_counted_per_kind_and_tool),
 		cmocka_unit_test(test_open_counts_every_tick),
+		cmocka_unit_test(test_open_late_wakeup_at_the_end),
 		cmocka_unit_test(test_open_request_budget),
 		cmocka_unit_test(test_open_stall_corrected_and_shed),
 		cmocka_unit_test(test_open_backlog_expires),
