@@ -128,7 +128,7 @@ struct redis_store {
 	uint64_t down_since;            /* mono ms, while views_down > 0 */
 	uint64_t outages, outage_ms;
 	atomic_uint_fast64_t stale_hits, local_updates, round_trips,
-		error_replies;
+		error_replies, bad_records;
 };
 
 /* One worker's view: its own connection on its own loop. */
@@ -474,6 +474,20 @@ static void note_failure(struct redis_store *s, int status, redisReply *rep)
 	}
 }
 
+/* A key that holds something this store did not write: answered like an
+ * unknown id (a 404 makes the client start over), and logged for the
+ * first and then every ERROR_LOG_EVERY-th, not per request. */
+static void note_bad_record(struct redis_store *s, const char *key)
+{
+	uint64_t n = atomic_fetch_add_explicit(&s->bad_records, 1,
+	                                       memory_order_relaxed);
+
+	if (n % ERROR_LOG_EVERY == 0)
+		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
+		         "session record (%llu so far)", s->display, key,
+		         (unsigned long long)n + 1);
+}
+
 static int send_eval(struct rop *o, const char *script, int nargs,
                      const char **args, const size_t *lens,
                      mgw_redis_reply_cb cb)
@@ -737,11 +751,8 @@ static void on_fetch_reply(void *arg, int status, redisReply *rep)
 	}
 	rec = record_from(o, rep);
 	if (!rec) {
-		/* Not a record this store wrote: answered like an unknown id
-		 * (a 404 makes the client start over), and said once. */
-		note_failure(s, 0, NULL);
-		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
-		         "session record", s->display, o->key);
+		/* Not a record this store wrote: answered like an unknown id */
+		note_bad_record(s, o->key);
 		mgw_session_table_remove(s->cache, o->id, o->idlen);
 		finish(o, MGW_ENOTFOUND, NULL);
 		return;
@@ -862,9 +873,7 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 	}
 	rec = record_from(o, rep);
 	if (!rec) {
-		note_failure(s, 0, NULL);
-		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
-		         "session record", s->display, o->key);
+		note_bad_record(s, o->key);
 		mgw_session_table_remove(s->cache, o->id, o->idlen);
 		finish(o, MGW_ENOTFOUND, NULL);
 		return;
