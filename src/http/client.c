@@ -605,8 +605,8 @@ static void start_tls(struct mgw_client_conn *c)
 		    o->cl->base, fd, ssl, BUFFEREVENT_SSL_CONNECTING,
 		    BEV_OPT_CLOSE_ON_FREE);
 	if (!c->bev) {
-		if (ssl)
-			SSL_free(ssl);
+		/* a failed bufferevent_openssl_socket_new with CLOSE_ON_FREE
+		 * has freed ssl itself (libevent 2.1.12); the fd is ours */
 		evutil_closesocket(fd);
 		c->state = MGW_CC_HANDSHAKE;
 		conn_fail(c, MGW_ENOMEM, MGW_CLIENT_E_TLS, "TLS setup failed",

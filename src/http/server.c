@@ -689,9 +689,11 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 		c->bev = bufferevent_openssl_socket_new(s->base, fd, ssl,
 		                                        BUFFEREVENT_SSL_ACCEPTING,
 		                                        BEV_OPT_CLOSE_ON_FREE);
+		/* libevent owns ssl from here: with CLOSE_ON_FREE it frees it
+		 * itself when it fails (2.1.12), and leaves the fd to us */
+		ssl = NULL;
 		if (!c->bev)
 			goto fail;
-		ssl = NULL; /* owned by the bufferevent */
 		bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
 		c->tls = 1;
 	} else {

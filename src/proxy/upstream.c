@@ -220,7 +220,7 @@ int mgw_upstream_available(struct mgw_upstream_server *s, uint64_t now)
 	if (atomic_load_explicit(&s->draining, memory_order_relaxed) ||
 	    !atomic_load_explicit(&s->health_up, memory_order_acquire))
 		return 0;
-	until = atomic_load_explicit(&s->ejected_until, memory_order_acquire);
+	until = atomic_load(&s->ejected_until); /* seq_cst: see eject() */
 	if (until == 0)
 		return 1;
 	if (now < until)
@@ -344,6 +344,16 @@ static int eject(struct mgw_upstream_server *s, uint64_t now, unsigned count,
 	d = ejection_ms(o, streak);
 	if (!atomic_compare_exchange_strong(&s->ejected_until, &until, now + d))
 		return 0; /* another worker decided first */
+	if (!others_available(s, now)) {
+		/* Another worker ejected the others between the check and
+		 * the swap: back out, so that the group never empties (of two
+		 * racing, at least one sees the other's swap: both are
+		 * sequentially consistent). */
+		uint_fast64_t mine = now + d;
+
+		atomic_compare_exchange_strong(&s->ejected_until, &mine, until);
+		return 0;
+	}
 	if (ended)
 		atomic_store(&s->last_eject_end, ended);
 	atomic_store(&s->eject_streak, streak < MAX_STREAK ? streak + 1 : streak);
@@ -371,10 +381,16 @@ int mgw_upstream_report(struct mgw_upstream_server *s,
                         uint64_t now)
 {
 	const struct mgw_outlier_conf *o = &s->group->conf->outlier;
+	uint_fast64_t until;
 	unsigned n;
 
 	if (outcome == MGW_UPSTREAM_HTTP_5XX && status < 500)
 		outcome = MGW_UPSTREAM_OK;
+	/* Failures of attempts that started before an ejection neither
+	 * extend it nor count towards the next one. */
+	until = atomic_load_explicit(&s->ejected_until, memory_order_relaxed);
+	if (outcome != MGW_UPSTREAM_OK && until != 0 && now < until)
+		return 0;
 	switch (outcome) {
 	case MGW_UPSTREAM_OK:
 		reset_counter(&s->consec_connect_failures);

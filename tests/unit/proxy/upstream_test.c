@@ -275,6 +275,15 @@ static void test_connect_failures_eject(void **state)
 	assert_true(mgw_upstream_available(s, t + 5000));
 	assert_int_equal(mgw_upstream_state(s, t + 5000), MGW_UPSTREAM_S_UP);
 	assert_int_equal(atomic_load(&s->ejected_until), 0);
+	/* ... nor count towards the next one: back in, it takes the full
+	 * threshold again */
+	assert_int_equal(mgw_upstream_report(s, MGW_UPSTREAM_CONNECT_FAILURE, 0,
+	                                     t + 5001), 0);
+	assert_int_equal(mgw_upstream_report(s, MGW_UPSTREAM_CONNECT_FAILURE, 0,
+	                                     t + 5001), 0);
+	assert_true(mgw_upstream_available(s, t + 5001));
+	assert_int_equal(mgw_upstream_report(s, MGW_UPSTREAM_CONNECT_FAILURE, 0,
+	                                     t + 5001), 1);
 	destroy(&f);
 }
 
