@@ -1377,6 +1377,18 @@ static void on_up_error(struct mgw_client_req *r,
 		remove_session(q);   /* best effort: the mapping goes anyway */
 		return;
 	}
+	if (q->kind == K_INIT && s) {
+		/* an initialize whose answer broke after its head: the session
+		 * the replica opened is no use (the client gets another, or
+		 * none), so it is ended, not left behind */
+		const char *usid = mgw_headers_get(&q->resp_hdrs, "mcp-session-id");
+
+		if (usid)
+			mgw_repin_end_upstream(&q->sf->map, s, q->route,
+			                       mgw_http_target(q->x),
+			                       mgw_http_authority(q->x), &q->creds,
+			                       usid);
+	}
 	reset_answer(q);
 	mgw_fwd_describe_error(e, kind, detail, sizeof(detail));
 	if (q->kind == K_INIT) {

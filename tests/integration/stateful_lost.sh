@@ -17,6 +17,8 @@
 #   its initialize opened on the replica (DELETE).
 # - A sessionless initialize the gateway cannot read (but the replica
 #   could) is refused, not forwarded.
+# - An initialize whose answer is cut after its head ends the session the
+#   replica opened.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -76,7 +78,8 @@ cat >"$T_DIR/fake.js" <<'EOF'
 // Session not found), badversion (400 about the protocol version),
 // refusenotify (as forget, and every notifications/initialized after the
 // first answered 500, so that a replayed initialize leaves a session the
-// gateway must end).  DELETEs are counted.
+// gateway must end), initbreak (initialize answered with a session id and
+// half a body, then the connection cut).  DELETEs are counted.
 // GET /count tells how many initialize and other requests it saw.
 const http = require('http');
 const crypto = require('crypto');
@@ -99,6 +102,12 @@ const srv = http.createServer((req, res) => {
     if (m.method === 'initialize') {
       inits++;
       res.setHeader('Mcp-Session-Id', crypto.randomBytes(16).toString('hex'));
+      if (mode === 'initbreak') {
+        res.writeHead(200);
+        res.write('{"jsonrpc":"2.0","id":');
+        setTimeout(() => res.socket.destroy(), 20);
+        return;
+      }
       res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, result: {
         protocolVersion: '2025-11-25', capabilities: { tools: {} },
         serverInfo: { name: 'fake', version: '1' } } }));
@@ -218,6 +227,20 @@ assert_cmp "refused notifications: at least one replay" "$RREPLAYS" '>=' 1
 all_ended() { [ "$(fcount "$REFN" .deletes)" -ge "$RREPLAYS" ]; }
 poll_until 5 all_ended && ok "each replayed session the replica opened was ended (DELETE)" ||
 	fail "replayed sessions left on the replica: $RREPLAYS replays, $(fcount "$REFN" .deletes) DELETEs"
+sf_stop_serve
+
+# An initialize whose answer breaks after its head (the session id was
+# sent): the client gets an error, and the session the replica opened is
+# ended rather than left behind.
+start_fake initbreak
+IB=$F_ADDR
+sf_config "$T_DIR/ib.yaml" stateful "$IB"
+start_serve -c "$T_DIR/ib.yaml"
+post "$G_URL" "$INIT_BODY"
+assert_match "an initialize cut mid-answer fails" '^5[0-9][0-9]$' "$CODE"
+ib_ended() { [ "$(fcount "$IB" .deletes)" -ge "$(fcount "$IB" .inits)" ]; }
+poll_until 5 ib_ended && ok "each session opened by a cut initialize was ended (DELETE)" ||
+	fail "cut initializes left sessions: $(fcount "$IB" .inits) initializes, $(fcount "$IB" .deletes) DELETEs"
 sf_stop_serve
 
 finish
