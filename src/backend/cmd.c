@@ -538,14 +538,16 @@ int mgw_backend_main(int argc, char **argv)
 	be.http = mgw_http_server_new(be.base, &cfg->limits, mgw_be_on_request, &be);
 	if (!be.http)
 		goto out;
-	rc = start_listeners(&be, ls, n_ls);
-	if (rc)
-		goto out;
+	/* before "listening on": a SIGTERM right after it is a graceful
+	 * stop, not the default action */
 	sig = mgw_signals_new(be.base, on_stop, &be);
-	if (!sig) {
+	if (!sig || mgw_signals_ignore_hup(sig, be.base) != 0) {
 		rc = MGW_EXIT_RUNTIME;
 		goto out;
 	}
+	rc = start_listeners(&be, ls, n_ls);
+	if (rc)
+		goto out;
 	mgw_info(NULL, "mcpgw backend %s: era %s, state %s, path %s, sse %s", be.conf.id,
 	         mgw_be_era_name(be.conf.era), mgw_be_state_name(be.conf.state),
 	         be.conf.path, be.conf.sse == MGW_SSE_ALWAYS ? "always" : "never");

@@ -11,6 +11,7 @@
 struct mgw_signals {
 	struct event *term;
 	struct event *intr;
+	struct event *hup;
 	mgw_stop_cb on_stop;
 	void *arg;
 	int stopping;
@@ -29,6 +30,17 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
 	s->stopping = 1;
 	mgw_info(NULL, "signal %d: stopping gracefully", signo);
 	s->on_stop(signo, s->arg);
+}
+
+/* SIGHUP: a terminal that went away, or a supervisor's "reload".  There
+ * is no reload; it must not kill the process either. */
+static void on_hup(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	mgw_warn(NULL, "SIGHUP ignored: there is no reload; restart to apply a "
+	         "new configuration");
 }
 
 struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop,
@@ -50,6 +62,16 @@ struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop
 	return s;
 }
 
+int mgw_signals_ignore_hup(struct mgw_signals *s, struct event_base *base)
+{
+	if (s->hup)
+		return 0;
+	s->hup = evsignal_new(base, SIGHUP, on_hup, s);
+	if (!s->hup || evsignal_add(s->hup, NULL) != 0)
+		return -1;
+	return 0;
+}
+
 void mgw_signals_free(struct mgw_signals *s)
 {
 	if (!s)
@@ -58,5 +80,7 @@ void mgw_signals_free(struct mgw_signals *s)
 		event_free(s->term);
 	if (s->intr)
 		event_free(s->intr);
+	if (s->hup)
+		event_free(s->hup);
 	free(s);
 }

@@ -1,4 +1,5 @@
-/* signals.h - SIGTERM/SIGINT handling on an event loop. */
+/* signals.h - SIGTERM/SIGINT (and for servers SIGHUP) handling on an
+ * event loop. */
 #ifndef MGW_CORE_SIGNALS_H
 #define MGW_CORE_SIGNALS_H
 
@@ -13,6 +14,10 @@ struct mgw_signals;
  * (status 1).  Returns NULL on failure. */
 struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop,
                                     void *arg);
+/* For servers: SIGHUP (a terminal gone, a supervisor's "reload") is
+ * logged and otherwise ignored instead of ending the process; there is
+ * no reload.  Returns 0 or -1. */
+int mgw_signals_ignore_hup(struct mgw_signals *s, struct event_base *base);
 /* Removes the handlers; NULL is allowed. */
 void mgw_signals_free(struct mgw_signals *s);
 

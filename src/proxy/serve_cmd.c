@@ -227,9 +227,10 @@ static int apply_flags(struct mgw_config *cfg, const struct flags *f)
 	}
 	if (f->shutdown) {
 		double d;
-		if (mgw_parse_duration(f->shutdown, &d) != 0)
+		if (mgw_parse_duration(f->shutdown, &d) != 0 || d < 0 || d > 3600)
 			return usage_error("invalid --shutdown-timeout '%s' (a duration "
-			                   "such as 500ms, 10s, 5m)", f->shutdown);
+			                   "such as 500ms, 10s, 5m; at most 1h)",
+			                   f->shutdown);
 		cfg->shutdown_timeout = d;
 	}
 	if (f->hash_header &&
@@ -451,7 +452,10 @@ static int listen_specs(const struct mgw_config *cfg, const struct flags *f,
 		if (f->tls_cert)
 			return usage_error("--tls-cert applies to --listen listeners; "
 			                   "none given");
-		for (size_t i = 0; i < cfg->n_listeners && *n_ls < MAX_LISTEN; i++)
+		if (cfg->n_listeners > MAX_LISTEN)
+			return usage_error("%zu listeners: at most %d", cfg->n_listeners,
+			                   MAX_LISTEN);
+		for (size_t i = 0; i < cfg->n_listeners; i++)
 			ls[(*n_ls)++] = (struct listen_spec){cfg->listeners[i].address,
 			                                     cfg->listeners[i].tls_cert,
 			                                     cfg->listeners[i].tls_key};
@@ -565,6 +569,12 @@ int mgw_serve_main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Before the listeners: "listening on" tells a supervisor it may
+	 * signal us, and a SIGTERM must then be a graceful stop, not the
+	 * default action.  libevent holds it until the loop runs. */
+	sig = mgw_signals_new(sv.base, on_stop, &sv);
+	if (!sig || mgw_signals_ignore_hup(sig, sv.base) != 0)
+		goto out;
 	rc = start_listeners(&sv, ls, n_ls);
 	if (rc)
 		goto out;
@@ -574,9 +584,6 @@ int mgw_serve_main(int argc, char **argv)
 		fprintf(stderr, "mcpgw serve: health checks: %s\n", err);
 		goto out;
 	}
-	sig = mgw_signals_new(sv.base, on_stop, &sv);
-	if (!sig)
-		goto out;
 	for (unsigned i = 0; i < sv.n_workers; i++) {
 		if (mgw_worker_start(sv.workers[i]) != 0) {
 			fprintf(stderr, "mcpgw serve: cannot start worker %u\n", i);

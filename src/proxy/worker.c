@@ -56,8 +56,17 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	                     errlen);
 	if (!w->fwd)
 		goto fail;
-	w->http = mgw_http_server_new(w->base, &cfg->limits, mgw_fwd_on_request,
-	                              w->fwd);
+	{
+		/* limits.max_connections is the gateway's: each worker takes
+		 * its share (rounded up), as with the upstream pools */
+		struct mgw_http_limits lim = cfg->limits;
+
+		if (n_workers > 1)
+			lim.max_connections = (lim.max_connections + n_workers - 1) /
+			                      n_workers;
+		w->http = mgw_http_server_new(w->base, &lim, mgw_fwd_on_request,
+		                              w->fwd);
+	}
 	if (!w->http)
 		goto nomem;
 	mgw_http_server_set_refusal_cb(w->http, mgw_fwd_refusal_body, NULL);
@@ -98,6 +107,7 @@ int mgw_worker_start(struct mgw_worker *w)
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	rc = pthread_create(&w->thread, NULL, worker_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

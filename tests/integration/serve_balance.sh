@@ -5,7 +5,9 @@
 # exactly (per worker: one connection, or workers: 1) and honours weights;
 # least_request (two choices) avoids a replica busy with a long call;
 # random reaches every replica; hash on a header pins each key to one
-# replica and spreads keys.
+# replica and spreads keys.  Lifecycle: SIGHUP is ignored, a SIGTERM
+# right after "listening on" is a graceful stop, more than 16 listeners
+# and a shutdown timeout above 1 h are usage errors.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -208,5 +210,37 @@ whos 2 -H "X-Tenant: tenant-alpha" --http2-prior-knowledge
 assert_eq "hash: the key's replica does not depend on the client protocol" "$A1 $A1" "$WHOS"
 whos 3
 assert_eq "hash: requests without the header are still served" 0 "$(printf '%s\n' $WHOS | grep -c '^ERR:')"
+
+# --- lifecycle -----------------------------------------------------------------------
+# SIGHUP is logged and ignored (no reload): the gateway keeps serving.
+# A SIGTERM sent the moment "listening on" was printed is a graceful
+# stop with status 0, never the default action.
+start_serve --upstream "http://${ADDR[r1]}"
+kill -HUP "$G_PID"
+whos 1
+assert_eq "SIGHUP: the gateway still serves" "r1" "$(echo $WHOS)"
+log_has() { grep -q "$2" "$1" 2>/dev/null; }
+poll_until 5 log_has "$G_ERR" "SIGHUP ignored" && ok "SIGHUP: logged as ignored" ||
+	fail "SIGHUP: no log line in $(tail -n 3 "$G_ERR")"
+stop_serve
+for i in 1 2 3; do
+	start_serve --upstream "http://${ADDR[r1]}"
+	stop_serve
+done
+# more listeners than one gateway serves: refused, not silently dropped
+{
+	echo 'listeners:'
+	for i in $(seq 1 17); do echo "  - address: 127.0.0.1:0"; done
+	echo "upstreams:"
+	echo "  - name: pool"
+	echo "    servers:"
+	echo "      - url: http://${ADDR[r1]}"
+} >"$T_DIR/many.yaml"
+"$MCPGW" serve -c "$T_DIR/many.yaml" >"$T_DIR/many.out" 2>"$T_DIR/many.err"
+assert_eq "17 listeners: usage error" 2 "$?"
+assert_match "17 listeners: the error says the limit" 'at most 16' "$(cat "$T_DIR/many.err")"
+"$MCPGW" serve --listen 127.0.0.1:0 --upstream "http://${ADDR[r1]}" \
+	--shutdown-timeout 2h >/dev/null 2>"$T_DIR/st.err"
+assert_eq "--shutdown-timeout above 1h: usage error" 2 "$?"
 
 finish
