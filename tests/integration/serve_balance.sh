@@ -6,8 +6,9 @@
 # least_request (two choices) avoids a replica busy with a long call;
 # random reaches every replica; hash on a header pins each key to one
 # replica and spreads keys.  Lifecycle: SIGHUP is ignored, a SIGTERM
-# right after "listening on" is a graceful stop, more than 16 listeners
-# and a shutdown timeout above 1 h are usage errors.
+# right after "listening on" is a graceful stop, a call in flight at
+# SIGTERM completes before exit 0, a port in use is exit 1, more than 16
+# listeners and a shutdown timeout above 1 h are usage errors.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -227,6 +228,24 @@ for i in 1 2 3; do
 	start_serve --upstream "http://${ADDR[r1]}"
 	stop_serve
 done
+# A call in flight at SIGTERM runs to its end (within the deadline), then
+# the gateway exits 0.
+start_serve --upstream "http://${ADDR[r1]}" --shutdown-timeout 10s
+bg_post slow "$G_URL" "$(modern_body 60 tools/call '{"name":"sleep","arguments":{"ms":1500}}')" \
+	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/call' -H 'Mcp-Name: sleep'
+SLOW=$BG_PID
+wait_inflight "http://${ADDR[r1]}" 1 || fail "shutdown: the slow call never reached r1"
+kill_wait "$G_PID" TERM 10 && assert_eq "shutdown with a call in flight: exit 0" 0 "$STOP_STATUS" ||
+	fail "shutdown with a call in flight: still running 10 s after SIGTERM"
+wait_pid "$SLOW" 5
+bg_result slow
+assert_code "shutdown: the call in flight completed" 200
+fg_result
+# a listener that cannot bind: exit 1, named, nothing half started
+"$MCPGW" serve --listen "${ADDR[r2]}" --upstream "http://${ADDR[r1]}" \
+	>"$T_DIR/busy.out" 2>"$T_DIR/busy.err"
+assert_eq "a port in use: exit 1" 1 "$?"
+assert_match "a port in use: named" "cannot listen on ${ADDR[r2]}" "$(cat "$T_DIR/busy.err")"
 # more listeners than one gateway serves: refused, not silently dropped
 {
 	echo 'listeners:'

@@ -7,7 +7,8 @@
 # re-pinned (one replay) and works again.  A Last-Event-ID from before
 # the re-pin is not passed on to the new replica; one from the current
 # pin is, as the replica's own id (shown with a small node server that
-# numbers its events).  DELETE ends the session and its stream.
+# numbers its events).  DELETE ends the session and its stream.  A
+# SIGTERM with a stream open cuts it at the shutdown deadline and exits 0.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -206,5 +207,25 @@ assert_eq "e3: another pin: the Last-Event-ID is not passed on" '[null]' "$(last
 assert_ne "e3: the same replica event id reaches the client as another id on the new pin" "$EID" "$(first_id e3)"
 kill -TERM "$S_PID" 2>/dev/null
 wait_pid "$S_PID" 5
+
+# Shutdown with a stream open: the GET stream never ends on its own, so
+# the gateway cuts it at its shutdown deadline (1 s here) and exits 0.
+start_serve -c "$T_DIR/gw.yaml" --shutdown-timeout 1s
+GW=$G_URL
+sf_init "$GW" || die "no session (shutdown)"
+get_stream sd
+wait_match "$T_DIR/sd.body" '^: ?keepalive' 5 || fail "shutdown: no stream before the stop"
+T0=$(date +%s%N)
+if kill_wait "$G_PID" TERM 10; then
+	assert_eq "shutdown with a stream open: exit 0" 0 "$STOP_STATUS"
+	T1=$(date +%s%N)
+	assert_cmp "shutdown with a stream open: the deadline was kept (ms)" \
+		"$(((T1 - T0) / 1000000))" '<' 8000
+else
+	fail "shutdown with a stream open: still running 10 s after SIGTERM"
+fi
+wait_pid "$S_PID" 5
+[ $? -ne 124 ] && ok "shutdown: the client's stream ended with the gateway" ||
+	fail "shutdown: the client's stream is still open"
 
 finish
