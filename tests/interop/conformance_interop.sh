@@ -33,19 +33,7 @@ mkdir -p "$PREFIX" || die "cannot create $PREFIX"
 interop_node 22 # the conformance CLI needs Node 22
 log "node: $NODE ($("$NODE" --version))"
 
-installed_version() { # PACKAGE
-	jq -r '.version // empty' "$PREFIX/node_modules/$1/package.json" 2>/dev/null
-}
-if [ "$(installed_version @modelcontextprotocol/conformance)" != "$CONF_V" ] ||
-	[ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERY" ]; then
-	log "installing @modelcontextprotocol/conformance@$CONF_V and @modelcontextprotocol/server-everything@$EVERY into $PREFIX"
-	[ -f "$PREFIX/package.json" ] || echo '{"name":"mcpgw-interop-conformance-cache","private":true}' >"$PREFIX/package.json"
-	timeout 300 npm install --no-audit --no-fund --loglevel=error --prefix "$PREFIX" \
-		"@modelcontextprotocol/conformance@$CONF_V" "@modelcontextprotocol/server-everything@$EVERY" \
-		>"$T_DIR/npm.out" 2>&1 || die "npm install failed: $(tail -n 20 "$T_DIR/npm.out")"
-fi
-assert_eq "conformance installed" "$CONF_V" "$(installed_version @modelcontextprotocol/conformance)"
-assert_eq "server-everything installed" "$EVERY" "$(installed_version @modelcontextprotocol/server-everything)"
+interop_packages "$PREFIX" "@modelcontextprotocol/conformance@$CONF_V" "@modelcontextprotocol/server-everything@$EVERY"
 CONF_JS=$PREFIX/node_modules/@modelcontextprotocol/conformance/dist/index.js
 EVERY_DIR=$PREFIX/node_modules/@modelcontextprotocol/server-everything
 
@@ -94,24 +82,6 @@ must_pass() {
 }
 
 declare -A RPID
-start_everything() { # NAME: sets E_ADDR
-	local port i=0 code
-	port=$(free_port) || die "no free port"
-	(cd "$EVERY_DIR" && PORT=$port exec "$NODE" dist/index.js streamableHttp) \
-		>"$T_DIR/every-$1.log" 2>"$T_DIR/every-$1.stderr" &
-	RPID[$1]=$!
-	track_pid "${RPID[$1]}"
-	while [ $i -lt 150 ]; do
-		code=$(curl -sS --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/mcp" 2>/dev/null)
-		[ "$code" = 400 ] && break
-		kill -0 "${RPID[$1]}" 2>/dev/null || die "server-everything $1 exited: $(tail -n 5 "$T_DIR/every-$1.stderr")"
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ "$code" = 400 ] || die "server-everything $1 did not answer on port $port within 15 s"
-	E_ADDR=127.0.0.1:$port
-	log "server-everything $1 (pid ${RPID[$1]}) on $E_ADDR"
-}
 
 # gateway NAME MODE ADDR...: a gateway over the replicas (TCP health
 # probes, which every MCP server passes), the suite through it, then the
@@ -131,9 +101,9 @@ gateway() {
 }
 
 # --- server-everything ---------------------------------------------------------------------
-start_everything e1
+interop_everything e1
 E1=$E_ADDR
-start_everything e2
+interop_everything e2
 E2=$E_ADDR
 conform every-direct "http://$E1/mcp"
 # What the reference server passes directly with these versions; a check

@@ -22,19 +22,7 @@ mkdir -p "$CACHE" || die "cannot create $CACHE"
 interop_node
 log "node: $NODE ($("$NODE" --version))"
 
-installed_version() { # PACKAGE
-	jq -r '.version // empty' "$CACHE/node_modules/$1/package.json" 2>/dev/null
-}
-if [ "$(installed_version @modelcontextprotocol/sdk)" != "$SDK1" ] ||
-	[ "$(installed_version @modelcontextprotocol/client)" != "$SDK2" ]; then
-	log "installing @modelcontextprotocol/sdk@$SDK1 and @modelcontextprotocol/client@$SDK2 into $CACHE"
-	[ -f "$CACHE/package.json" ] || echo '{"name":"mcpgw-interop-cache","private":true}' >"$CACHE/package.json"
-	timeout 300 npm install --no-audit --no-fund --loglevel=error --prefix "$CACHE" \
-		"@modelcontextprotocol/sdk@$SDK1" "@modelcontextprotocol/client@$SDK2" \
-		>"$T_DIR/npm.out" 2>&1 || die "npm install failed: $(tail -n 20 "$T_DIR/npm.out")"
-fi
-assert_eq "sdk 1.x installed" "$SDK1" "$(installed_version @modelcontextprotocol/sdk)"
-assert_eq "client 2.x installed" "$SDK2" "$(installed_version @modelcontextprotocol/client)"
+interop_packages "$CACHE" "@modelcontextprotocol/sdk@$SDK1" "@modelcontextprotocol/client@$SDK2"
 
 # The client programs resolve the packages from the cache's node_modules,
 # so they run from there (ESM ignores NODE_PATH).

@@ -24,19 +24,7 @@ interop_node
 PREFIX=$CACHE/serve
 log "node: $NODE ($("$NODE" --version))"
 
-installed_version() { # PACKAGE
-	jq -r '.version // empty' "$PREFIX/node_modules/$1/package.json" 2>/dev/null
-}
-if [ "$(installed_version @modelcontextprotocol/client)" != "$CLIENT_V" ] ||
-	[ "$(installed_version @modelcontextprotocol/server)" != "$SERVER_V" ]; then
-	log "installing @modelcontextprotocol/client@$CLIENT_V and @modelcontextprotocol/server@$SERVER_V into $PREFIX"
-	[ -f "$PREFIX/package.json" ] || echo '{"name":"mcpgw-interop-serve-cache","private":true}' >"$PREFIX/package.json"
-	timeout 300 npm install --no-audit --no-fund --loglevel=error --prefix "$PREFIX" \
-		"@modelcontextprotocol/client@$CLIENT_V" "@modelcontextprotocol/server@$SERVER_V" \
-		>"$T_DIR/npm.out" 2>&1 || die "npm install failed: $(tail -n 20 "$T_DIR/npm.out")"
-fi
-assert_eq "client 2.x installed" "$CLIENT_V" "$(installed_version @modelcontextprotocol/client)"
-assert_eq "server 2.x installed" "$SERVER_V" "$(installed_version @modelcontextprotocol/server)"
+interop_packages "$PREFIX" "@modelcontextprotocol/client@$CLIENT_V" "@modelcontextprotocol/server@$SERVER_V"
 # ESM resolves packages from the program's directory, so the programs run
 # from the prefix.
 cp "$TOP_SRCDIR/tests/interop/modern_client.mjs" "$TOP_SRCDIR/tests/interop/sdk_server.mjs" "$PREFIX/" ||

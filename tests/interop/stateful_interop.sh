@@ -30,19 +30,7 @@ mkdir -p "$PREFIX" || die "cannot create $PREFIX"
 interop_node
 log "node: $NODE ($("$NODE" --version))"
 
-installed_version() { # PACKAGE
-	jq -r '.version // empty' "$PREFIX/node_modules/$1/package.json" 2>/dev/null
-}
-if [ "$(installed_version @modelcontextprotocol/sdk)" != "$SDK1" ] ||
-	[ "$(installed_version @modelcontextprotocol/server-everything)" != "$EVERY" ]; then
-	log "installing @modelcontextprotocol/sdk@$SDK1 and @modelcontextprotocol/server-everything@$EVERY into $PREFIX"
-	[ -f "$PREFIX/package.json" ] || echo '{"name":"mcpgw-interop-stateful-cache","private":true}' >"$PREFIX/package.json"
-	timeout 300 npm install --no-audit --no-fund --loglevel=error --prefix "$PREFIX" \
-		"@modelcontextprotocol/sdk@$SDK1" "@modelcontextprotocol/server-everything@$EVERY" \
-		>"$T_DIR/npm.out" 2>&1 || die "npm install failed: $(tail -n 20 "$T_DIR/npm.out")"
-fi
-assert_eq "sdk 1.x installed" "$SDK1" "$(installed_version @modelcontextprotocol/sdk)"
-assert_eq "server-everything installed" "$EVERY" "$(installed_version @modelcontextprotocol/server-everything)"
+interop_packages "$PREFIX" "@modelcontextprotocol/sdk@$SDK1" "@modelcontextprotocol/server-everything@$EVERY"
 cp "$TOP_SRCDIR/tests/interop/stateful_client.mjs" "$PREFIX/" || die "cannot copy the client"
 EVERY_DIR=$PREFIX/node_modules/@modelcontextprotocol/server-everything
 
@@ -120,27 +108,9 @@ assert_eq "mcpgw backend: the gateway counted one replay" 1 "$REPLAYS"
 sf_stop_serve
 
 # --- SDK 1.x -> gateway -> server-everything replicas ---------------------------------------------
-start_everything() { # NAME: sets E_ADDR
-	local port i=0 code
-	port=$(free_port) || die "no free port"
-	(cd "$EVERY_DIR" && PORT=$port MCPGW_REPLICA=$1 exec "$NODE" dist/index.js streamableHttp) \
-		>"$T_DIR/every-$1.log" 2>"$T_DIR/every-$1.stderr" &
-	RPID[$1]=$!
-	track_pid "${RPID[$1]}"
-	while [ $i -lt 150 ]; do
-		code=$(curl -sS --max-time 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/mcp" 2>/dev/null)
-		[ "$code" = 400 ] && break
-		kill -0 "${RPID[$1]}" 2>/dev/null || die "server-everything $1 exited: $(tail -n 5 "$T_DIR/every-$1.stderr")"
-		sleep 0.1
-		i=$((i + 1))
-	done
-	[ "$code" = 400 ] || die "server-everything $1 did not answer on port $port within 15 s"
-	E_ADDR=127.0.0.1:$port
-	log "server-everything $1 (pid ${RPID[$1]}) on $E_ADDR"
-}
-start_everything e1
+interop_everything e1
 E1=$E_ADDR
-start_everything e2
+interop_everything e2
 E2=$E_ADDR
 SF_WORKERS=1 SF_HEALTH='      type: tcp
       interval: 500ms
