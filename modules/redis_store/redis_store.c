@@ -274,8 +274,9 @@ static struct mgw_session *decode(const unsigned char *p, size_t len)
 	for (size_t i = 0; i < n && !r.bad; i++) {
 		name = mgw_rbuf_get_str(&r, 1);
 		value = mgw_rbuf_get_str(&r, 2);
-		if (r.bad || !name || !value ||
-		    mgw_session_add_init_header(s, name, value) != 0)
+		/* an empty value is written as length 0, read back as NULL */
+		if (r.bad || !name ||
+		    mgw_session_add_init_header(s, name, value ? value : "") != 0)
 			goto fail;
 		free(name);
 		free(value);
@@ -477,14 +478,19 @@ static void note_failure(struct redis_store *s, int status, redisReply *rep)
 /* A key that holds something this store did not write: answered like an
  * unknown id (a 404 makes the client start over), and logged for the
  * first and then every ERROR_LOG_EVERY-th, not per request. */
-static void note_bad_record(struct redis_store *s, const char *key)
+/* The key holds the session id, which is a secret: it is logged as the
+ * prefix and the redacted id, like every session id. */
+static void note_bad_record(struct redis_store *s, const struct rop *o)
 {
 	uint64_t n = atomic_fetch_add_explicit(&s->bad_records, 1,
 	                                       memory_order_relaxed);
+	char red[64];
 
 	if (n % ERROR_LOG_EVERY == 0)
-		mgw_warn(NULL, "sessions: redis %s: key %s holds no valid "
-		         "session record (%llu so far)", s->display, key,
+		mgw_warn(NULL, "sessions: redis %s: key %s%s holds no valid "
+		         "session record (%llu so far)", s->display,
+		         s->rc->key_prefix,
+		         mgw_log_redact("Mcp-Session-Id", o->id, red, sizeof(red)),
 		         (unsigned long long)n + 1);
 }
 
@@ -752,7 +758,7 @@ static void on_fetch_reply(void *arg, int status, redisReply *rep)
 	rec = record_from(o, rep);
 	if (!rec) {
 		/* Not a record this store wrote: answered like an unknown id */
-		note_bad_record(s, o->key);
+		note_bad_record(s, o);
 		mgw_session_table_remove(s->cache, o->id, o->idlen);
 		finish(o, MGW_ENOTFOUND, NULL);
 		return;
@@ -873,7 +879,7 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 	}
 	rec = record_from(o, rep);
 	if (!rec) {
-		note_bad_record(s, o->key);
+		note_bad_record(s, o);
 		mgw_session_table_remove(s->cache, o->id, o->idlen);
 		finish(o, MGW_ENOTFOUND, NULL);
 		return;

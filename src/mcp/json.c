@@ -15,6 +15,7 @@
 struct rd {
 	const unsigned char *s, *p, *end;
 	size_t depth, max_depth;
+	size_t values;          /* values built so far */
 	struct mgw_json_error *err;
 };
 
@@ -466,6 +467,8 @@ static json_t *value(struct rd *r)
 	skip_ws(r);
 	if (r->p >= r->end)
 		return fail(r, MGW_JSON_SYNTAX, "unexpected end of input");
+	if (++r->values > MGW_JSON_MAX_VALUES)
+		return fail(r, MGW_JSON_LIMIT, "too many values");
 	switch (*r->p) {
 	case '{':
 	case '[':
@@ -499,6 +502,7 @@ json_t *mgw_json_parse(const void *buf, size_t len, size_t max_depth,
 	r.s = r.p = buf;
 	r.end = r.s + len;
 	r.depth = 0;
+	r.values = 0;
 	r.max_depth = max_depth ? max_depth : DEFAULT_MAX_DEPTH;
 	r.err = err;
 	v = value(&r);

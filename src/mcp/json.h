@@ -16,7 +16,14 @@
  * surrogates refused; \u0000 inside values but not inside object keys;
  * integers that fit a json_int_t as integers (larger ones refused, as
  * jansson refuses them), other numbers as doubles (overflow refused);
- * a member name twice in one object refused. */
+ * a member name twice in one object refused.
+ *
+ * One exception bounds memory: a document may hold at most
+ * MGW_JSON_MAX_VALUES values (scalars, arrays and objects, at any depth).
+ * A value costs jansson far more than its text (an empty array "[]," is
+ * three bytes and about 110 bytes of heap), so without a cap a 4 MiB body
+ * of empty arrays would build ~150 MiB.  At the cap the worst case is
+ * about 30 MiB per document. */
 #ifndef MGW_MCP_JSON_H
 #define MGW_MCP_JSON_H
 
@@ -29,8 +36,11 @@ enum mgw_json_err {
 	MGW_JSON_SYNTAX,     /* not JSON */
 	MGW_JSON_DUPLICATE,  /* a member name twice in one object */
 	MGW_JSON_DEPTH,      /* nested deeper than max_depth */
+	MGW_JSON_LIMIT,      /* more than MGW_JSON_MAX_VALUES values */
 	MGW_JSON_NOMEM,
 };
+
+#define MGW_JSON_MAX_VALUES 262144
 
 struct mgw_json_error {
 	enum mgw_json_err code;

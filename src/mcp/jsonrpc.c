@@ -219,6 +219,11 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 			            "JSON nesting deeper than %zu", max_depth);
 			return 0;
+		case MGW_JSON_LIMIT:
+			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
+			            "JSON body holds more than %d values",
+			            MGW_JSON_MAX_VALUES);
+			return 0;
 		case MGW_JSON_DUPLICATE:
 			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 			            "duplicate object member: %s", jerr.text);

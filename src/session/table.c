@@ -254,7 +254,9 @@ static int make_room(struct mgw_session_table *t, size_t more_count,
 	       t->bytes + need > t->lim.max_bytes) {
 		struct entry *victim = t->oldest;
 
-		if (victim == keep)
+		/* t->bytes counts the bucket array too, so the loop can run
+		 * with no entry left: victim NULL, not keep's successor. */
+		if (victim && victim == keep)
 			victim = victim->next;
 		if (!t->lim.evict || !victim)
 			return MGW_ELIMIT;
@@ -271,7 +273,10 @@ static int add_locked(struct mgw_session_table *t, uint64_t h, const void *key,
 	struct entry *e;
 	int rc;
 
-	if (size > t->lim.max_bytes)
+	/* t->bytes includes the bucket array: an entry that cannot fit
+	 * next to it is refused before anything is evicted for it */
+	if (size > t->lim.max_bytes ||
+	    t->nbuckets * sizeof(*t->buckets) > t->lim.max_bytes - size)
 		return MGW_ELIMIT;
 	rc = make_room(t, 1, size, now, NULL);
 	if (rc != 0)

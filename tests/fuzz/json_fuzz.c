@@ -61,6 +61,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		free(c);
 	}
+	/* the reader's value cap (MGW_JSON_MAX_VALUES) is its own bound,
+	 * which jansson does not have: nothing to compare */
+	if (!b && me.code == MGW_JSON_LIMIT) {
+		json_decref(a);
+		return 0;
+	}
 	if (!a != !b)
 		abort();
 	if (!a && (json_error_code(&je) == json_error_duplicate_key) !=

@@ -103,6 +103,14 @@ unreadable "arguments nested past the limit" -32600 nesting \
 	'{"jsonrpc":"2.0","id":116,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","d":'"$DEEP_OPEN$DEEP_CLOSE"'},'"$M"'}}'
 unreadable "an integer beyond 64 bits" -32700 "out of range" \
 	'{"jsonrpc":"2.0","id":117,"method":"tools/call","params":{"name":"add","arguments":{"a":18446744073709551616,"b":1},'"$M"'}}'
+# more values than the reader builds (262144): a bounded parse, not a
+# heap many times the body (an empty array costs ~110 bytes of jansson)
+{
+	printf '{"jsonrpc":"2.0","id":119,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x","pad":['
+	head -c 262144 /dev/zero | tr '\0' '\n' | sed 's/.*/[],/' | tr -d '\n'
+	printf '[]]},%s}}' "$M"
+} >"$T_DIR/many-values.json"
+unreadable "more than 262144 JSON values" -32600 "more than 262144 values" "@$T_DIR/many-values.json"
 unreadable "a JSON syntax error" -32700 "parse error" \
 	'{"jsonrpc":"2.0","id":118,"method":"tools/call","params":{"name":"echo",}}'
 

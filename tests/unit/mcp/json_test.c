@@ -152,12 +152,61 @@ static void test_depth(void **state)
 	assert_int_equal(e.code, MGW_JSON_DEPTH);
 }
 
+/* Writes "[0,0,...,0]" with n zeros into a new buffer: n + 1 values. */
+static char *zeros(size_t n, size_t *len)
+{
+	char *b = malloc(2 * n + 2);
+
+	assert_non_null(b);
+	b[0] = '[';
+	for (size_t i = 0; i < n; i++) {
+		b[1 + 2 * i] = '0';
+		b[2 + 2 * i] = i + 1 < n ? ',' : ']';
+	}
+	*len = 2 * n + 1;
+	return b;
+}
+
+/* At most MGW_JSON_MAX_VALUES values, counting containers and scalars at
+ * every depth: the memory a document can build is bounded. */
+static void test_value_limit(void **state)
+{
+	struct mgw_json_error e;
+	size_t len;
+	char *b = zeros(MGW_JSON_MAX_VALUES - 1, &len);
+	json_t *v;
+
+	(void)state;
+	v = mgw_json_parse(b, len, 0, &e);
+	assert_non_null(v);
+	assert_int_equal(json_array_size(v), MGW_JSON_MAX_VALUES - 1);
+	json_decref(v);
+	free(b);
+	b = zeros(MGW_JSON_MAX_VALUES, &len);
+	assert_null(mgw_json_parse(b, len, 0, &e));
+	assert_int_equal(e.code, MGW_JSON_LIMIT);
+	free(b);
+	/* empty arrays, the costliest value per byte, count the same:
+	 * "[" + MAX times "[]," + "[]]" */
+	len = 1 + 3 * (size_t)MGW_JSON_MAX_VALUES + 3;
+	b = malloc(len);
+	assert_non_null(b);
+	b[0] = '[';
+	for (size_t i = 0; i < MGW_JSON_MAX_VALUES; i++)
+		memcpy(b + 1 + 3 * i, "[],", 3);
+	memcpy(b + len - 3, "[]]", 3);
+	assert_null(mgw_json_parse(b, len, 0, &e));
+	assert_int_equal(e.code, MGW_JSON_LIMIT);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_depth),
+		cmocka_unit_test(test_value_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core/errors.h"
+#include "mcp/json.h"
 #include "mcp/jsonrpc.h"
 
 static struct mgw_jrpc_msg classify(const char *body)
@@ -323,6 +324,32 @@ static void test_depth(void **state)
 	assert_int_equal(mgw_jrpc_classify(body, strlen(body), 2, &m), 0);
 	assert_int_equal(m.kind, MGW_JRPC_INVALID);
 	mgw_jrpc_msg_deinit(&m);
+
+	/* More values than the reader builds: invalid, with the request's
+	 * envelope unreadable (no id). */
+	{
+		size_t n = MGW_JSON_MAX_VALUES, len;
+		char *b = malloc(64 + 2 * n);
+		const char *pre = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\","
+		                  "\"params\":{\"x\":[";
+
+		assert_non_null(b);
+		len = strlen(pre);
+		memcpy(b, pre, len);
+		for (size_t i = 0; i < n; i++) {
+			b[len++] = '0';
+			b[len++] = ',';
+		}
+		b[len - 1] = ']';
+		b[len++] = '}';
+		b[len++] = '}';
+		assert_int_equal(mgw_jrpc_classify(b, len, 0, &m), 0);
+		assert_int_equal(m.kind, MGW_JRPC_INVALID);
+		assert_int_equal(m.error_code, MGW_JRPC_INVALID_REQUEST);
+		assert_non_null(strstr(m.error_msg, "more than 262144 values"));
+		mgw_jrpc_msg_deinit(&m);
+		free(b);
+	}
 
 	/* Brackets inside strings, including after an escaped quote, do not
 	 * count toward depth. */

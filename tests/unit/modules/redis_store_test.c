@@ -371,6 +371,29 @@ static void test_shared_between_gateways(void **state)
 	mgw_session_unref(b);
 }
 
+/* A replayed header with an empty value (a client sent
+ * "MCP-Protocol-Version:" with nothing after it) survives the round trip
+ * through Redis: it is written with length 0, which used to read back as
+ * "no value" and made the whole record unreadable (404 on gateway B). */
+static void test_empty_header_value(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_session *d = mgw_session_new(), *a = NULL, *b = NULL;
+
+	fx_open(f);
+	assert_int_equal(mgw_session_set_init(d, "{}", 2), 0);
+	assert_int_equal(mgw_session_set_pin(d, "http://10.0.0.1:8080", NULL), 0);
+	assert_int_equal(mgw_session_add_init_header(d, "MCP-Protocol-Version",
+	                                             ""), 0);
+	assert_int_equal(run_create(f, &f->a, d, &a), 0);
+	assert_int_equal(run_lookup(f, &f->b, a->id, NULL, &b), 0);
+	assert_int_equal(b->n_init_headers, 1);
+	assert_string_equal(b->init_headers[0].name, "MCP-Protocol-Version");
+	assert_string_equal(b->init_headers[0].value, "");
+	mgw_session_unref(a);
+	mgw_session_unref(b);
+}
+
 /* An update on A reaches B once B's cached copy is older than cache_ttl
  * (B's clock is moved, not the test's). */
 static void test_update_visible_after_cache_ttl(void **state)
@@ -927,6 +950,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_registered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_between_gateways,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_header_value, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_update_visible_after_cache_ttl,
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent_cas, setup,

@@ -242,6 +242,32 @@ static void test_byte_limit_and_accounting(void **state)
 	mgw_session_table_free(t);
 }
 
+/* A record that fits the cap alone but not next to the bucket array
+ * (which the byte count includes) is refused, never a crash: before,
+ * make_room ran out of entries and dereferenced a NULL victim.  An
+ * evicting cache keeps what it holds instead of dropping it all first. */
+static void test_record_beside_buckets(void **state)
+{
+	struct mgw_session_table_stats st;
+	struct mgw_session *s = rec("big", 10000);
+	size_t size = mgw_session_table_entry_size(3, s);
+
+	(void)state;
+	mgw_session_unref(s);
+	for (int evict = 0; evict <= 1; evict++) {
+		struct mgw_session_table *t = table(1000, size + 1, evict);
+
+		assert_int_equal(put_new(t, "big", 10000, T0), MGW_ELIMIT);
+		assert_int_equal(put_new(t, "a", 10, T0), 0);
+		assert_int_equal(put_new(t, "big", 10000, T0 + 1), MGW_ELIMIT);
+		assert_int_equal(has(t, "a", T0 + 2), 0);
+		mgw_session_table_stats(t, &st);
+		assert_int_equal(st.count, 1);
+		assert_int_equal(st.evicted, 0);
+		mgw_session_table_free(t);
+	}
+}
+
 static void test_evicting_cache(void **state)
 {
 	struct mgw_session_table *t = table(3, 1 << 20, 1);
@@ -360,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_idle_expiry_in_use_order),
 		cmocka_unit_test(test_count_limit_refuses),
 		cmocka_unit_test(test_byte_limit_and_accounting),
+		cmocka_unit_test(test_record_beside_buckets),
 		cmocka_unit_test(test_evicting_cache),
 		cmocka_unit_test(test_many_similar_keys),
 		cmocka_unit_test(test_threads),
