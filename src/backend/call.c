@@ -100,8 +100,14 @@ static int sse_begin(struct mgw_be_call *c)
 		return 0;
 	mgw_be_sse_headers(&c->resp_headers);
 	if (mgw_http_stream_start(c->x, 200, &c->resp_headers,
-	                          "text/event-stream") != 0)
+	                          "text/event-stream") != 0) {
+		/* The layer finished the exchange (HTTP/1.1 freed it already)
+		 * and on_call_abort will not run: forget it as that would, so
+		 * nothing later writes to a freed exchange. */
+		c->x = NULL;
+		mgw_be_call_unref(c); /* the exchange's reference */
 		return MGW_ECLOSED;
+	}
 	c->sse_started = 1;
 	return 0;
 }

@@ -149,7 +149,9 @@ int mgw_http_respond(struct mgw_http_exchange *x, int status,
                      const char *content_type, const void *body, size_t len);
 
 /* Starts a streamed response (HTTP/1.1: chunked; HTTP/2: DATA frames).
- * Returns 0, or MGW_ECLOSED if the client is gone. */
+ * Returns 0, or an error (MGW_ECLOSED if the client is gone): then the
+ * exchange is finished, may already be freed, and its on_abort does not
+ * run, so the caller must drop every pointer to it. */
 int mgw_http_stream_start(struct mgw_http_exchange *x, int status,
                           const struct mgw_headers *headers,
                           const char *content_type);
