@@ -615,7 +615,10 @@ static void start_tls(struct mgw_client_conn *c)
 	}
 	c->state = MGW_CC_HANDSHAKE;
 	/* Many servers close without close_notify; framing (Content-Length,
-	 * chunked, END_STREAM) still tells complete from truncated. */
+	 * chunked, END_STREAM) still tells complete from truncated.  A body
+	 * delimited by the close itself is complete only with close_notify
+	 * (RFC 9112 section 9.8): OpenSSL 3 reports its absence as an error
+	 * event, so such a body fails (eof_err) instead of ending early. */
 	bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
@@ -700,7 +703,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		if (c->h2) {
 			mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
 			                    "upstream closed the connection", 0);
-			mgw_cconn_close(c);
+			if (!mgw_ch2_retire(c))
+				mgw_cconn_close(c);
 			return;
 		}
 		mgw_ch1_closed(c, 0, "upstream closed the connection");
@@ -721,7 +725,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		c->peer_eof = 1;
 		if (c->h2) {
 			mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED, msg, 0);
-			mgw_cconn_close(c);
+			if (!mgw_ch2_retire(c))
+				mgw_cconn_close(c);
 			return;
 		}
 		mgw_ch1_closed(c, 1, msg);

@@ -157,6 +157,7 @@ struct mgw_client_conn {
 	size_t nstreams;            /* streams of ours not yet closed */
 	int ng_busy;                /* inside nghttp2 recv/send */
 	unsigned goaway : 1;        /* no new streams (GOAWAY or exhausted) */
+	unsigned retiring : 1;      /* dead, kept for complete held streams */
 	int32_t goaway_last;        /* peer's last-stream-id, -1 if none */
 };
 

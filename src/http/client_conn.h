@@ -92,6 +92,13 @@ void mgw_ch2_send(struct mgw_client_conn *c);
 void mgw_ch2_work(struct mgw_client_conn *c);
 /* Fails (with c's close reason) and frees every stream; on teardown. */
 void mgw_ch2_fail_all(struct mgw_client_conn *c);
+/* The connection can carry nothing more (the peer closed it, or the
+ * session ended), with c's close reason set.  Streams whose response is
+ * complete but still held for a paused reader are kept, with the
+ * connection, until they are delivered; every other stream fails now.
+ * Returns 1 when such streams remain (c must not be closed: it closes
+ * itself once they are delivered), 0 when c may be closed. */
+int mgw_ch2_retire(struct mgw_client_conn *c);
 void mgw_ch2_deinit(struct mgw_client_conn *c);
 
 #endif

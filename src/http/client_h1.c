@@ -417,9 +417,13 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	PUT("\r\n", 2);
 #undef PUT
 	/* the allocation is handed to the evbuffer, freed when written */
-	if (evbuffer_add_reference(out, head, off, free_ref, NULL) != 0 ||
-	    (r->body_len && evbuffer_add(out, r->body, r->body_len) != 0)) {
+	if (evbuffer_add_reference(out, head, off, free_ref, NULL) != 0) {
 		free(head);
+		head = NULL;
+	}
+	/* once added, head belongs to the evbuffer (never freed here) */
+	if (!head || (r->body_len &&
+	              evbuffer_add(out, r->body, r->body_len) != 0)) {
 		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
 		                    "no memory for the request", 0);
 		c->closing = 1;
@@ -571,6 +575,11 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 		return;
 	/* everything before the close has been parsed */
 	if (!c->eof_err && !c->chunk_mode) {
+		/* a pause from a callback on the body's last bytes outlives
+		 * them (http-parser had consumed the input): a paused parser
+		 * would ignore the close that ends a close-delimited body */
+		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
+			http_parser_pause(&c->hp, 0);
 		http_parser_execute(&c->hp, &settings, NULL, 0);
 		if (c->msg_done) {
 			finish(c); /* body delimited by the close */

@@ -514,6 +514,13 @@ void mgw_ch2_send(struct mgw_client_conn *c)
 
 	if (c->freeing || c->state != MGW_CC_READY)
 		return;
+	if (c->retiring) {
+		/* nothing goes out on a dead connection; it closes once its
+		 * complete held streams are delivered */
+		if (!c->streams)
+			mgw_cconn_close(c);
+		return;
+	}
 	if (c->ng_busy) {
 		mgw_cconn_schedule(c);
 		return;
@@ -533,7 +540,8 @@ void mgw_ch2_send(struct mgw_client_conn *c)
 	    !nghttp2_session_want_write(c->ng)) {
 		mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
 		                    "HTTP/2 session ended", 0);
-		mgw_cconn_close(c);
+		if (!mgw_ch2_retire(c))
+			mgw_cconn_close(c);
 		return;
 	}
 	idle_timer(c);
@@ -544,6 +552,10 @@ void mgw_ch2_process(struct mgw_client_conn *c)
 	struct evbuffer *in = bufferevent_get_input(c->bev);
 	int guard = 1 << 20;
 
+	if (c->retiring) {
+		mgw_ch2_send(c); /* nothing more is read */
+		return;
+	}
 	c->ng_busy++;
 	while (evbuffer_get_length(in) > 0 && guard--) {
 		struct evbuffer_iovec v;
@@ -621,26 +633,62 @@ void mgw_ch2_work(struct mgw_client_conn *c)
 	mgw_ch2_send(c);
 }
 
-void mgw_ch2_fail_all(struct mgw_client_conn *c)
+/* Fails r with c's close reason, unlinks and frees it. */
+static void fail_stream(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	int err = c->close_err ? c->close_err : MGW_ECLOSED;
 	enum mgw_client_err_class cls =
 	    c->close_err ? c->close_cls : MGW_CLIENT_E_CLOSED;
 	const char *msg = c->close_msg ? c->close_msg
 	                               : "upstream closed the connection";
+	unsigned flags = c->close_flags | mgw_creq_unsent(r);
 
-	while (c->streams) {
-		struct mgw_client_req *r = c->streams;
-		unsigned flags = c->close_flags | mgw_creq_unsent(r);
+	if (c->goaway && c->goaway_last >= 0 && r->stream_id > c->goaway_last)
+		flags |= MGW_CLIENT_F_NOT_SENT;
+	unlink_stream(c, r);
+	if (c->ng && r->stream_id > 0 && !r->stream_closed)
+		nghttp2_session_set_stream_user_data(c->ng, r->stream_id, NULL);
+	mgw_creq_fail(r, err, cls, msg, flags);
+	mgw_creq_free(r);
+}
 
-		if (c->goaway && c->goaway_last >= 0 && r->stream_id > c->goaway_last)
-			flags |= MGW_CLIENT_F_NOT_SENT;
-		unlink_stream(c, r);
+void mgw_ch2_fail_all(struct mgw_client_conn *c)
+{
+	while (c->streams)
+		fail_stream(c, c->streams);
+}
+
+/* A response that ended (END_STREAM) while its reader was paused. */
+static int complete_held(const struct mgw_client_req *r)
+{
+	return r->end_pending && r->state == MGW_CRQ_ACTIVE;
+}
+
+int mgw_ch2_retire(struct mgw_client_conn *c)
+{
+	struct mgw_client_req *r, *next;
+	int keep = 0;
+
+	for (r = c->streams; r; r = r->next)
+		keep |= complete_held(r);
+	if (!keep)
+		return 0;
+	c->retiring = 1;
+	c->goaway = 1; /* no new streams */
+	for (r = c->streams; r; r = next) {
+		next = r->next;
+		if (!complete_held(r)) {
+			fail_stream(c, r);
+			continue;
+		}
+		/* the session is over for it too: free it once delivered */
 		if (c->ng && r->stream_id > 0 && !r->stream_closed)
 			nghttp2_session_set_stream_user_data(c->ng, r->stream_id, NULL);
-		mgw_creq_fail(r, err, cls, msg, flags);
-		mgw_creq_free(r);
+		r->stream_closed = 1;
 	}
+	if (c->bev)
+		bufferevent_disable(c->bev, EV_READ);
+	return 1;
 }
 
 void mgw_ch2_deinit(struct mgw_client_conn *c)

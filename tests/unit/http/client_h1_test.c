@@ -971,6 +971,48 @@ static void test_pause_resume(void **state)
 	rec_deinit(&rc);
 }
 
+/* A close-delimited body (no Content-Length, not chunked) whose reader
+ * paused on its last bytes: http-parser consumed them and stayed paused,
+ * so the close that ended the body, arriving after the resume, used to
+ * fail the complete response ("upstream closed the connection"). */
+static struct up_conn *eof_conn;
+static void on_close_delimited(struct up_conn *uc)
+{
+	size_t n;
+
+	if (!up_next_request(uc, &n))
+		return;
+	uc->consumed += n;
+	eof_conn = uc;
+	up_writes(uc, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+	              "Connection: close\r\n\r\ndata: all of it\n\n");
+}
+
+static void test_pause_on_close_delimited_end(void **state)
+{
+	struct fx *f = fx_client(state);
+	struct rec rc;
+	struct mgw_client_req *r;
+
+	eof_conn = NULL;
+	f->up.on_read = on_close_delimited;
+	rec_init(&rc);
+	rc.pause_after_data = 1;
+	r = submit(f, &rc, "GET", "/events", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &rc.ndata));
+	assert_non_null(eof_conn);
+	cu_pump(f->base, 50);
+	mgw_client_resume(r);
+	cu_pump(f->base, 50);
+	assert_int_equal(rc.done, 0);  /* no end yet: the server is still there */
+	up_close(eof_conn);
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.ended, 1);
+	assert_int_equal(rc.failed, 0);
+	assert_string_equal(rec_body(&rc), "data: all of it\n\n");
+	rec_deinit(&rc);
+}
+
 /* ---- origins ---- */
 
 static struct up_conn *held_conn;
@@ -1040,6 +1082,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_invalid_requests, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_closes_connection, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pause_resume, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_pause_on_close_delimited_end, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_retired_origin_finishes_inflight, fx_setup, fx_teardown),
 	};
 

@@ -717,6 +717,72 @@ static void test_h2_cancel_while_paused_returns_window(void **state)
 	rec_deinit(&next);
 }
 
+/* A response that arrived whole (END_STREAM) while its reader was paused
+ * is complete: the server's GOAWAY and close that follow must not fail
+ * it.  Its held bytes are delivered on resume, then the connection goes.
+ * Before, the close failed every listed stream, this one included. */
+#define HELD (40u * 1024)
+static void on_held(struct h2s *s)
+{
+	unsigned char *b = malloc(HELD);
+
+	assert_non_null(b);
+	for (size_t i = 0; i < HELD; i++)
+		b[i] = (unsigned char)(i % 241);
+	h2s_respond(s, 200, NULL, b, HELD, 1);
+	free(b);
+}
+
+static void check_held_survives(void **state, int goaway)
+{
+	struct fx *f = *state;
+	struct rec rc, late;
+	struct mgw_client_req *r;
+
+	fx_start(state, 0, 0, on_held);
+	rec_init(&rc);
+	rc.pause_after_data = 1;
+	r = submit(f, &rc, "GET", "/held", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &rc.ndata));
+	cu_pump(f->base, 50); /* the rest and END_STREAM arrive, held */
+	if (goaway) {
+		h2up_goaway(f->up.c[0], f->up.s[0]->id, NGHTTP2_NO_ERROR);
+		h2up_flush(f->up.c[0]);
+	}
+	up_close_flushed(f->up.c[0]);
+	cu_pump(f->base, 100);
+	assert_int_equal(rc.done, 0);   /* not failed: it is complete */
+	assert_int_equal(rc.ndata, 1);  /* and still paused */
+	/* new work does not go to the closing connection */
+	f->up.on_request = NULL;
+	rec_init(&late);
+	submit(f, &late, "GET", "/late", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &late.done));
+	assert_int_equal(late.ended, 1);
+	assert_int_equal(f->up.naccepted, 2);
+	mgw_client_resume(r);
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.ended, 1);
+	assert_int_equal(rc.failed, 0);
+	assert_int_equal(evbuffer_get_length(rc.body), HELD);
+	const unsigned char *p = evbuffer_pullup(rc.body, -1);
+	for (size_t i = 0; i < HELD; i++)
+		if (p[i] != (unsigned char)(i % 241))
+			fail_msg("byte %zu differs", i);
+	rec_deinit(&rc);
+	rec_deinit(&late);
+}
+
+static void test_h2_held_response_survives_goaway(void **state)
+{
+	check_held_survives(state, 1);
+}
+
+static void test_h2_held_response_survives_close(void **state)
+{
+	check_held_survives(state, 0);
+}
+
 static void test_h2_first_byte_timeout_resets_stream(void **state)
 {
 	struct fx *f = fx_start(state, 0, 0, on_hold);
@@ -804,6 +870,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_reset_after_response_started, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_reset_before_response_is_not_retry_safe, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_goaway, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_held_response_survives_goaway, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_held_response_survives_close, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_connection_closed_after_request, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_closed_before_fully_written, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_connect_refused, fx_setup, fx_teardown),
