@@ -503,7 +503,10 @@ void mgw_cconn_idle(struct mgw_client_conn *c)
 
 /* Output left for the kernel: a request whose last byte went is fully
  * written; one still being written restarts its idle deadline, so a
- * large body to a slow upstream fails only when progress stops. */
+ * large body to a slow upstream fails only when progress stops.  On
+ * HTTP/2 the output is shared: only the stream's own body counts, or
+ * other streams' frames would keep one stuck behind its flow-control
+ * window alive for ever. */
 static void write_progress(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	if (r->sent_all)
@@ -513,6 +516,11 @@ static void write_progress(struct mgw_client_conn *c, struct mgw_client_req *r)
 		if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
 			mgw_creq_phase(r, MGW_PH_FIRST);
 		return;
+	}
+	if (r->h2) {
+		if (r->body_off == r->progress_off)
+			return;
+		r->progress_off = r->body_off;
 	}
 	if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
 		mgw_creq_phase(r, MGW_PH_SEND); /* progress: a new deadline */

@@ -55,6 +55,8 @@ struct mgw_client_req {
 	unsigned char *body;
 	size_t body_len;
 	size_t body_off;                    /* h2: bytes handed to nghttp2 */
+	size_t progress_off;                /* h2: body_off at the last send
+	                                     * deadline refresh */
 	struct mgw_client_timeouts tmo;
 
 	mgw_client_head_cb on_head;

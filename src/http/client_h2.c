@@ -471,7 +471,7 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 	}
 	prd.source.ptr = r;
 	prd.read_callback = read_body;
-	r->body_off = 0;
+	r->body_off = r->progress_off = 0;
 	sid = nghttp2_submit_request(c->ng, NULL, nva, n,
 	                             r->body_len ? &prd : NULL, r);
 	free(nva);

@@ -783,6 +783,70 @@ static void test_h2_held_response_survives_close(void **state)
 	check_held_survives(state, 0);
 }
 
+/* A stream whose upload is stuck behind a window the server never opens
+ * again fails by its own idle timeout while other streams of the same
+ * connection keep the connection busy.  Before, any output of the
+ * connection (other streams' frames) restarted every stream's send
+ * deadline, so the stuck one waited for the total timeout (by default,
+ * for ever). */
+#define TICKS 256 /* 40 ms apart: longer than any wait of the test */
+struct ticker {
+	struct fx *f;
+	struct rec rc[TICKS];
+	int n, done;
+};
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct ticker *t = arg;
+
+	(void)fd;
+	(void)what;
+	for (int i = 0; i < t->n; i++)
+		if (t->rc[i].done && t->rc[i].ended)
+			t->done += !t->rc[i].user, t->rc[i].user = t;
+	if (t->n < TICKS) {
+		rec_init(&t->rc[t->n]);
+		submit(t->f, &t->rc[t->n], "GET", "/tick", NULL, NULL, 0, NULL);
+		t->n++;
+	}
+}
+
+static void test_h2_stuck_upload_times_out_alone(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_timeouts tmo = {.connect = 5, .first_byte = 5,
+	                                  .idle = 0.2, .total = 0};
+	static unsigned char body[64 * 1024];
+	static struct ticker t;
+	struct timeval every = {0, 40 * 1000};
+	struct event *ev;
+	struct rec rc;
+
+	memset(&t, 0, sizeof(t));
+	t.f = f;
+	fx_start(state, 0, 16384, NULL);
+	f->up.h2_no_window_update = 1;
+	rec_init(&rc);
+	submit(f, &rc, "POST", "/upload", NULL, body, sizeof(body), &tmo);
+	ev = event_new(f->base, -1, EV_PERSIST, on_tick, &t);
+	assert_non_null(ev);
+	event_add(ev, &every);
+	assert_true(cu_wait(f->base, &rc.done));
+	event_free(ev);
+	assert_int_equal(rc.failed, 1);
+	assert_int_equal(rc.err.cls, MGW_CLIENT_E_TIMEOUT);
+	assert_non_null(strstr(rc.errmsg, "while sending"));
+	/* the other streams did flow meanwhile, on the same connection, and
+	 * were still flowing when the stuck one failed */
+	assert_true(t.done >= 2);
+	assert_true(t.n < TICKS);
+	assert_int_equal(f->up.naccepted, 1);
+	rec_deinit(&rc);
+	for (int i = 0; i < t.n; i++)
+		rec_deinit(&t.rc[i]);
+}
+
 static void test_h2_first_byte_timeout_resets_stream(void **state)
 {
 	struct fx *f = fx_start(state, 0, 0, on_hold);
@@ -878,6 +942,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_sse_streams, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_sends_rst, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_pause_holds_window, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_stuck_upload_times_out_alone, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_while_paused_returns_window, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_first_byte_timeout_resets_stream, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_interim_and_head, fx_setup, fx_teardown),

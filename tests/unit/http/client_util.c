@@ -403,7 +403,17 @@ static void h2up_conn_init(struct up_conn *uc)
 	nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, h2_frame_recv);
 	nghttp2_session_callbacks_set_on_stream_close_callback(cbs,
 	                                                       h2_stream_close);
-	assert_int_equal(nghttp2_session_server_new(&uc->ng, cbs, uc), 0);
+	{
+		nghttp2_option *opt;
+
+		assert_int_equal(nghttp2_option_new(&opt), 0);
+		/* a server that never opens its windows again */
+		if (u->h2_no_window_update)
+			nghttp2_option_set_no_auto_window_update(opt, 1);
+		assert_int_equal(nghttp2_session_server_new2(&uc->ng, cbs, uc, opt),
+		                 0);
+		nghttp2_option_del(opt);
+	}
 	nghttp2_session_callbacks_del(cbs);
 	assert_int_equal(nghttp2_submit_settings(uc->ng, NGHTTP2_FLAG_NONE, iv, 2),
 	                 0);

@@ -81,6 +81,7 @@ struct up {
 	int h2;
 	uint32_t h2_max_streams;   /* SETTINGS_MAX_CONCURRENT_STREAMS */
 	uint32_t h2_window;        /* SETTINGS_INITIAL_WINDOW_SIZE */
+	int h2_no_window_update;   /* never send WINDOW_UPDATE (stall uploads) */
 	h2up_request_cb on_request;/* stream complete; NULL = 200 "ok" */
 	struct h2s *s[H2UP_MAX_STREAMS];
 	int ns;
