@@ -55,7 +55,8 @@
 static const unsigned char alpn_h2[] = "\x02h2";
 static const unsigned char alpn_auto[] = "\x02h2\x08http/1.1";
 
-static void conn_open(struct mgw_client_origin *o, struct mgw_client_req *owner);
+static void conn_open(struct mgw_client_origin *o, struct mgw_client_req *owner,
+                      double connect_s);
 static void conn_ready(struct mgw_client_conn *c);
 static void conn_try_connect(struct mgw_client_conn *c);
 static void on_event(struct bufferevent *bev, short what, void *arg);
@@ -917,8 +918,11 @@ static void on_conn_work(evutil_socket_t fd, short what, void *arg)
 
 /* Opens a connection for o.  owner (HTTP/1.1 and undecided ALPN) is the
  * request that reserves it; NULL for HTTP/2 connections, which take
- * streams from the queue.  Failures are reported from the loop. */
-static void conn_open(struct mgw_client_origin *o, struct mgw_client_req *owner)
+ * streams from the queue.  connect_s bounds resolution, TCP and TLS: the
+ * connect timeout of the request it is opened for (a route's
+ * timeouts.connect), 0 for none.  Failures are reported from the loop. */
+static void conn_open(struct mgw_client_origin *o, struct mgw_client_req *owner,
+                      double connect_s)
 {
 	struct mgw_client *cl = o->cl;
 	struct mgw_client_conn *c = calloc(1, sizeof(*c));
@@ -953,8 +957,8 @@ static void conn_open(struct mgw_client_origin *o, struct mgw_client_req *owner)
 		c->req = owner;
 		c->used = 1;
 	}
-	if (cl->lim.tmo.connect > 0) {
-		struct timeval tv = mgw_tv(cl->lim.tmo.connect);
+	if (connect_s > 0) {
+		struct timeval tv = mgw_tv(connect_s);
 		evtimer_add(c->timer, &tv);
 	}
 	if (o->cache_until && mgw_now_ms() < o->cache_until) {
@@ -1126,12 +1130,12 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
 			/* one HTTP/2 connection at a time is being set up */
 			if (o->nconnecting > 0 && o->proto == MGW_CLIENT_AUTO)
 				break;
-			conn_open(o, NULL);
+			conn_open(o, NULL, r->tmo.connect);
 			if (o->proto == MGW_CLIENT_AUTO)
 				break; /* ALPN decides; the kick comes back */
 			continue;
 		}
-		conn_open(o, r);
+		conn_open(o, r, r->tmo.connect);
 	}
 }
 

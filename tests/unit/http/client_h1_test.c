@@ -15,6 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "core/errors.h"
 #include "tests/unit/http/client_util.h"
@@ -747,6 +752,61 @@ static void test_first_byte_timeout(void **state)
 	assert_int_equal(st.conns_open, 0);
 }
 
+/* A listener that never accepts, its queue full: connects to it hang
+ * (the kernel drops the SYNs).  Returns the port; *fds keeps it busy. */
+static uint16_t hanging_port(int fds[3])
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t sl = sizeof(sin);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fds[0] = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fds[0] >= 0);
+	assert_int_equal(bind(fds[0], (struct sockaddr *)&sin, sizeof(sin)), 0);
+	assert_int_equal(listen(fds[0], 0), 0);
+	assert_int_equal(getsockname(fds[0], (struct sockaddr *)&sin, &sl), 0);
+	for (int i = 1; i < 3; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		assert_true(fds[i] >= 0);
+		(void)connect(fds[i], (struct sockaddr *)&sin, sizeof(sin));
+	}
+	return ntohs(sin.sin_port);
+}
+
+/* The connection opened for a request is bounded by the request's own
+ * connect timeout (a route's timeouts.connect), not the client-wide
+ * default: with the default at 50 ms and the request's at 0.4 s, the
+ * request fails by its own, with the connect flags, and not before the
+ * client default would have cut it.  Before, the connection timer always
+ * used the client default (the gateway's 5 s, whatever the route said). */
+static void test_request_connect_timeout_governs(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_timeouts tmo = {.connect = 0.4, .first_byte = 5,
+	                                  .idle = 5, .total = 0};
+	struct rec rc;
+	int fds[3];
+	uint16_t port = hanging_port(fds);
+	uint64_t until;
+
+	f->lim.tmo.connect = 0.05;
+	fx_start_host(f, "127.0.0.1", port);
+	rec_init(&rc);
+	submit(f, &rc, "GET", "/", NULL, NULL, 0, &tmo);
+	until = mgw_now_ms() + 250;
+	while (mgw_now_ms() < until && !rc.done)
+		cu_pump(f->base, 5);
+	assert_int_equal(rc.done, 0); /* the 50 ms default did not apply */
+	assert_true(cu_wait(f->base, &rc.done));
+	assert_int_equal(rc.failed, 1);
+	assert_int_equal(rc.err.cls, MGW_CLIENT_E_TIMEOUT);
+	assert_true(rc.err.flags & MGW_CLIENT_F_CONNECT);
+	assert_true(rc.err.flags & MGW_CLIENT_F_NOT_SENT);
+	rec_deinit(&rc);
+	for (int i = 0; i < 3; i++)
+		close(fds[i]);
+}
+
 /* Reads the first bytes, then stops reading for good. */
 static void on_stall(struct up_conn *uc)
 {
@@ -1076,6 +1136,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_closed_before_fully_written, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_closed_after_fully_written, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_closed_mid_response, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_request_connect_timeout_governs, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_first_byte_timeout, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_send_stall_times_out_not_sent, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_queue_timeout_and_limits, fx_setup, fx_teardown),
