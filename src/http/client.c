@@ -351,6 +351,16 @@ static void on_req_timer(evutil_socket_t fd, short what, void *arg)
 	if (r->state != MGW_CRQ_ACTIVE || !c)
 		return;
 	if (c->h2) {
+		/* Not one byte from the peer since this stream went out: the
+		 * connection itself may be dead (a peer that vanished without
+		 * a FIN).  It takes no new streams; those go to a new one, and
+		 * this one closes when its last stream is done. */
+		if (c->read_total == r->read_mark && !c->goaway) {
+			c->goaway = 1;
+			mgw_info(NULL, "upstream %s: HTTP/2 connection silent "
+			         "since a timed-out stream was sent: no new streams "
+			         "on it", c->o->name);
+		}
 		mgw_creq_fail(r, MGW_ETIMEDOUT, MGW_CLIENT_E_TIMEOUT, msg,
 		              flags | mgw_creq_unsent(r));
 		r->want_rst = 1;

@@ -57,6 +57,7 @@ struct mgw_client_req {
 	size_t body_off;                    /* h2: bytes handed to nghttp2 */
 	size_t progress_off;                /* h2: body_off at the last send
 	                                     * deadline refresh */
+	uint64_t read_mark;                 /* h2: c->read_total at submit */
 	struct mgw_client_timeouts tmo;
 
 	mgw_client_head_cb on_head;
@@ -157,6 +158,7 @@ struct mgw_client_conn {
 	struct nghttp2_session *ng;
 	struct mgw_client_req *streams;
 	size_t nstreams;            /* streams of ours not yet closed */
+	uint64_t read_total;        /* bytes read from the peer */
 	int ng_busy;                /* inside nghttp2 recv/send */
 	unsigned goaway : 1;        /* no new streams (GOAWAY or exhausted) */
 	unsigned retiring : 1;      /* dead, kept for complete held streams */

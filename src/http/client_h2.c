@@ -472,6 +472,7 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 	prd.source.ptr = r;
 	prd.read_callback = read_body;
 	r->body_off = r->progress_off = 0;
+	r->read_mark = c->read_total;
 	sid = nghttp2_submit_request(c->ng, NULL, nva, n,
 	                             r->body_len ? &prd : NULL, r);
 	free(nva);
@@ -556,6 +557,7 @@ void mgw_ch2_process(struct mgw_client_conn *c)
 		mgw_ch2_send(c); /* nothing more is read */
 		return;
 	}
+	c->read_total += evbuffer_get_length(in);
 	c->ng_busy++;
 	while (evbuffer_get_length(in) > 0 && guard--) {
 		struct evbuffer_iovec v;

@@ -847,6 +847,39 @@ static void test_h2_stuck_upload_times_out_alone(void **state)
 		rec_deinit(&t.rc[i]);
 }
 
+/* A connection whose peer went silent (no FIN, nothing read since the
+ * stream was sent) takes no new streams once one times out: the next
+ * request opens a new connection and succeeds.  Before, every new stream
+ * went to the dead connection and waited out its own timeout, until the
+ * kernel gave up on the socket (minutes). */
+static void test_h2_silent_connection_retired(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_timeouts tmo = {.connect = 5, .first_byte = 0.2,
+	                                  .idle = 5, .total = 0};
+	struct rec first, lost, next;
+
+	fx_start(state, 0, 0, NULL);
+	rec_init(&first);
+	submit(f, &first, "GET", "/one", NULL, NULL, 0, NULL);
+	assert_true(cu_wait(f->base, &first.done));
+	assert_int_equal(first.ended, 1);
+	f->up.c[0]->blackhole = 1;
+	rec_init(&lost);
+	submit(f, &lost, "GET", "/lost", NULL, NULL, 0, &tmo);
+	assert_true(cu_wait(f->base, &lost.done));
+	assert_int_equal(lost.failed, 1);
+	assert_int_equal(lost.err.cls, MGW_CLIENT_E_TIMEOUT);
+	rec_init(&next);
+	submit(f, &next, "GET", "/next", NULL, NULL, 0, &tmo);
+	assert_true(cu_wait(f->base, &next.done));
+	assert_int_equal(next.ended, 1);
+	assert_int_equal(f->up.naccepted, 2);
+	rec_deinit(&first);
+	rec_deinit(&lost);
+	rec_deinit(&next);
+}
+
 static void test_h2_first_byte_timeout_resets_stream(void **state)
 {
 	struct fx *f = fx_start(state, 0, 0, on_hold);
@@ -943,6 +976,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_sends_rst, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_pause_holds_window, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_stuck_upload_times_out_alone, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_h2_silent_connection_retired, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_cancel_while_paused_returns_window, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_first_byte_timeout_resets_stream, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_h2_interim_and_head, fx_setup, fx_teardown),

@@ -448,6 +448,12 @@ static void h2up_read(struct up_conn *uc)
 	size_t n = evbuffer_get_length(in);
 	unsigned char *p = evbuffer_pullup(in, -1);
 
+	if (uc->blackhole) {
+		/* a dead peer: what arrives goes nowhere, nothing comes back */
+		evbuffer_drain(in, n);
+		return;
+	}
+
 	evbuffer_add(uc->rx, p, n);
 	uc->in_ng++;
 	ssize_t rv = nghttp2_session_mem_recv(uc->ng, p, n);

@@ -60,6 +60,7 @@ struct up_conn {
 	int closed;           /* we closed it */
 	int nreq;             /* requests handled on it */
 	int close_when_flushed;
+	int blackhole;        /* h2: swallow input, never answer again */
 	struct nghttp2_session *ng; /* HTTP/2 mode */
 	int in_ng;
 };
