@@ -823,6 +823,13 @@ static void conn_ready(struct mgw_client_conn *c)
 	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATERMARK);
 	evbuffer_add_cb(bufferevent_get_output(c->bev), on_out_changed, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	if (c->req && c->req->state == MGW_CRQ_DONE) {
+		/* its request was cancelled during the set-up, and the work
+		 * callback that drops it has not run yet: never send it */
+		r = c->req;
+		c->req = NULL;
+		mgw_creq_free(r);
+	}
 
 	if (c->tls && o->proto != MGW_CLIENT_H1) {
 		const unsigned char *alpn = NULL;
