@@ -176,8 +176,9 @@ static void mcp_post(struct mgw_backend *be, struct mgw_http_exchange *x)
 			why = code == MGW_JRPC_PARSE_ERROR ? "Parse error" : "Invalid Request";
 		snprintf(text, sizeof(text), "%s", why);
 		mgw_info(&ctx, "rejected body (%d): %s", code, text);
+		/* the request's id when it could be read (JSON-RPC 2.0 5.1) */
+		mgw_be_reply_error(x, 400, msg.id, code, text, NULL, NULL);
 		mgw_jrpc_msg_deinit(&msg);
-		mgw_be_reply_error(x, 400, NULL, code, text, NULL, NULL);
 		return;
 	}
 	be->stats.requests++;

@@ -150,6 +150,12 @@ post "$URL" '{"jsonrpc":"2.0","id":1,"method":"tools/list"'
 assert_code "truncated JSON" 400
 assert_jq "truncated JSON: parse error" '.error.code == -32700'
 
+# A readable id is echoed in the error (JSON-RPC 2.0 section 5.1), even
+# when the rest of the request is invalid.
+post "$URL" '{"jsonrpc":"2.0","id":7,"method":42}'
+assert_code "method not a string" 400
+assert_jq "method not a string: -32600 naming id 7" '.error.code == -32600 and .id == 7'
+
 # A modern notification is accepted with 202 and no body.
 NOTE=$(jq -cn --arg v "$MODERN_VERSION" '{jsonrpc:"2.0",method:"notifications/cancelled",params:{requestId:99,
 	_meta:{"io.modelcontextprotocol/protocolVersion":$v,"io.modelcontextprotocol/clientCapabilities":{}}}}')
