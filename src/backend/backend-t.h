@@ -121,6 +121,7 @@ struct mgw_backend {
 	struct mgw_http_server *http;
 	struct mgw_be_store *store;     /* modern handle design */
 	struct mgw_strmap *sessions;    /* id -> struct mgw_be_session */
+	size_t n_counters;              /* legacy counters of all sessions */
 	struct mgw_be_stream *streams;  /* all long-lived SSE streams */
 	size_t n_streams;
 	struct event *sweep;            /* idle-session expiry */

@@ -159,7 +159,8 @@ int mgw_be_session_push(struct mgw_backend *be, struct mgw_be_session *sess,
 /* Session counters (legacy counter_* tools).  handle receives the new
  * handle (needs 35 bytes).  Return 0, MGW_ELIMIT, MGW_ENOMEM, MGW_EIO or
  * MGW_ENOTFOUND. */
-int mgw_be_session_counter_new(struct mgw_be_session *sess, char *handle);
+int mgw_be_session_counter_new(struct mgw_backend *be,
+                               struct mgw_be_session *sess, char *handle);
 int mgw_be_session_counter_incr(struct mgw_be_session *sess,
                                 const char *handle, int64_t *value);
 

@@ -37,6 +37,7 @@ static void session_free(struct mgw_backend *be, struct mgw_be_session *s)
 {
 	mgw_be_streams_close_session(be, s);
 	if (s->counters) {
+		be->n_counters -= mgw_strmap_count(s->counters);
 		mgw_strmap_foreach(s->counters, free_counter, NULL);
 		mgw_strmap_free(s->counters);
 	}
@@ -124,11 +125,15 @@ void mgw_be_sessions_deinit(struct mgw_backend *be)
 
 /* ---- session counters ------------------------------------------------- */
 
-int mgw_be_session_counter_new(struct mgw_be_session *sess, char *handle)
+int mgw_be_session_counter_new(struct mgw_backend *be,
+                               struct mgw_be_session *sess, char *handle)
 {
 	struct mgw_be_counter *c;
 
-	if (mgw_strmap_count(sess->counters) >= MGW_BE_MAX_COUNTERS_PER_SESSION)
+	/* per session, and for the whole server as many as memory handles
+	 * (max_sessions): sessions alone would allow 1024 times that */
+	if (mgw_strmap_count(sess->counters) >= MGW_BE_MAX_COUNTERS_PER_SESSION ||
+	    be->n_counters >= be->conf.max_sessions)
 		return MGW_ELIMIT;
 	memcpy(handle, "s_", 2);
 	if (mgw_random_hex(handle + 2, 16) != 0)
@@ -139,6 +144,7 @@ int mgw_be_session_counter_new(struct mgw_be_session *sess, char *handle)
 		return MGW_ENOMEM;
 	}
 	c->last_used_ms = mgw_now_ms();
+	be->n_counters++;
 	return 0;
 }
 

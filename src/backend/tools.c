@@ -356,9 +356,10 @@ static void run_counter_create(struct mgw_be_call *c, struct mgw_be_session *ses
 
 	(void)args;
 	if (sess) {
-		rc = mgw_be_session_counter_new(sess, handle);
+		rc = mgw_be_session_counter_new(c->be, sess, handle);
 		if (rc == MGW_ELIMIT)
-			tool_result(c, 1, "too many counters in this session", NULL);
+			tool_result(c, 1, "too many counters (1024 per session, "
+			            "max_sessions in all)", NULL);
 		else if (rc != 0)
 			tool_result(c, 1, "internal error", NULL);
 		else

@@ -172,6 +172,18 @@ post "$B_URL" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol
 assert_code "initialize beyond --max-sessions" 503
 req DELETE "$B_URL" -H "Mcp-Session-Id: $KEEP" -H "MCP-Protocol-Version: $LEGACY_VERSION"
 legacy_init "$B_URL" && ok "a DELETE frees a session slot"
+# legacy counters of all sessions: at most --max-sessions in all, and a
+# session that ends gives its counters back
+for i in 1 2; do
+	legacy "$B_URL" $((70 + i)) tools/call '{"name":"counter_create","arguments":{}}'
+	assert_jq "counter $i of 2 created" '.result.isError != true and (.result.structuredContent.handle | startswith("s_"))'
+done
+legacy "$B_URL" 73 tools/call '{"name":"counter_create","arguments":{}}'
+assert_jq "a third counter is refused (tool error)" '.result.isError == true and (.result.content[0].text | test("too many counters"))'
+req DELETE "$B_URL" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $LEGACY_VERSION"
+legacy_init "$B_URL" || die "cannot open a session after the DELETE"
+legacy "$B_URL" 74 tools/call '{"name":"counter_create","arguments":{}}'
+assert_jq "the ended session's counters were given back" '.result.isError != true'
 
 # --- idle expiry ----------------------------------------------------------------------------
 start_backend --era legacy --session-idle-timeout 1s
