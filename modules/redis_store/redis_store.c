@@ -332,23 +332,32 @@ static int is_fresh(struct redis_store *s, const struct mgw_session *rec,
 	return rec->cached_ms != 0 && now - rec->cached_ms < s->fresh_ms;
 }
 
+struct fill_check {
+	struct redis_store *s;
+	const struct mgw_session *rec;
+	uint64_t now;
+};
+
+/* Under the cache's lock: the cached copy is a fresh newer version. */
+static int newer_cached(const struct mgw_session *cur, void *arg)
+{
+	const struct fill_check *k = arg;
+
+	return cur->version > k->rec->version && is_fresh(k->s, cur, k->now);
+}
+
 /* Puts rec (a reference of the caller's, not taken) into the cache,
  * unless the cache holds a fresh newer version already (a fetch that
- * crossed an update on another worker). */
+ * crossed an update on another worker) or the tombstone of a DELETE made
+ * here (a fetch that crossed it): checked and stored in one step. */
 static void cache_fill(struct redis_store *s, struct mgw_session *rec)
 {
-	struct mgw_session *cur = NULL;
-	uint64_t now = now_ms(s);
+	struct fill_check k = {.s = s, .rec = rec, .now = now_ms(s)};
 
-	if (mgw_session_table_get(s->cache, rec->id, rec->id_len, now, &cur) ==
-	    0 && cur->version > rec->version && is_fresh(s, cur, now)) {
-		mgw_session_unref(cur);
-		return;
-	}
-	mgw_session_unref(cur);
 	mgw_session_ref(rec);
-	if (mgw_session_table_put(s->cache, rec->id, rec->id_len, rec, now) != 0)
-		mgw_session_unref(rec); /* too big for the cache: not cached */
+	if (mgw_session_table_put_unless(s->cache, rec->id, rec->id_len, rec,
+	                                 k.now, newer_cached, &k) != 0)
+		mgw_session_unref(rec); /* kept the cached one, or too big */
 }
 
 /* ---- outage bookkeeping ---- */
@@ -959,7 +968,11 @@ static void on_del_reply(void *arg, int status, redisReply *rep)
 		finish(o, MGW_EIO, NULL);
 		return;
 	}
-	mgw_session_table_remove(s->cache, o->id, o->idlen);
+	/* a tombstone, not a removal: a fetch reply already on its way
+	 * must not put the deleted session back (it idles out) */
+	if (mgw_session_table_put(s->cache, o->id, o->idlen, NULL,
+	                          now_ms(s)) != 0)
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
 	finish(o, rep->integer > 0 ? 0 : MGW_ENOTFOUND, NULL);
 }
 

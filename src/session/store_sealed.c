@@ -454,7 +454,7 @@ static int sealed_update(struct mgw_session_view *v, struct mgw_session *rec,
 {
 	struct mgw_session_store *st = v->store;
 	struct sealed_store *ss = sealed_of(st);
-	struct mgw_session *current = NULL, *probe = NULL;
+	struct mgw_session *current = NULL;
 	uint64_t mono = mgw_session_store_mono_ms(st);
 	unsigned char key[32];
 	int rc;
@@ -467,20 +467,21 @@ static int sealed_update(struct mgw_session_view *v, struct mgw_session *rec,
 		return 0;
 	}
 	if (rc == MGW_ENOTFOUND &&
-	    mgw_session_table_get(ss->cache, key, sizeof(key), mono,
-	                          &probe) != MGW_ECLOSED &&
 	    rec->expires_s > mgw_session_store_wall_s(st)) {
 		/* The cache forgot the pin (eviction, idle); the token still
-		 * speaks for the session, so the newer pin is simply kept. */
-		mgw_session_unref(probe);
+		 * speaks for the session, so the newer pin is simply kept -
+		 * unless a DELETE left its tombstone meanwhile (checked and
+		 * stored in one step). */
 		rec->version = expect_version + 1;
-		rc = mgw_session_table_put(ss->cache, key, sizeof(key), rec, mono);
+		rc = mgw_session_table_put_unless(ss->cache, key, sizeof(key),
+		                                  rec, mono, NULL, NULL);
 		if (rc == 0) {
 			mgw_session_op_complete(op, 0, mgw_session_ref(rec));
 			return 0;
 		}
+		if (rc == MGW_ECONFLICT)
+			rc = MGW_ENOTFOUND; /* deleted */
 	}
-	mgw_session_unref(probe);
 	mgw_session_unref(rec);
 	mgw_session_op_complete(op, rc, current);
 	return 0;

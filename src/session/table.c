@@ -379,6 +379,36 @@ int mgw_session_table_put(struct mgw_session_table *t, const void *key,
 	return rc;
 }
 
+int mgw_session_table_put_unless(struct mgw_session_table *t, const void *key,
+                                 size_t keylen, struct mgw_session *rec,
+                                 uint64_t now,
+                                 int (*keep)(const struct mgw_session *current,
+                                             void *arg),
+                                 void *arg)
+{
+	uint64_t h;
+	struct entry *e;
+	int rc;
+
+	pthread_mutex_lock(&t->lock);
+	h = hash_key(t, key, keylen);
+	e = find(t, h, key, keylen);
+	if (e && idle_expired(t, e, now)) {
+		drop(t, e);
+		t->expired++;
+		e = NULL;
+	}
+	if (e && (!e->rec || (keep && keep(e->rec, arg)))) {
+		rc = MGW_ECONFLICT;
+	} else {
+		if (e)
+			drop(t, e);
+		rc = add_locked(t, h, key, keylen, rec, now);
+	}
+	pthread_mutex_unlock(&t->lock);
+	return rc;
+}
+
 int mgw_session_table_replace(struct mgw_session_table *t, const void *key,
                               size_t keylen, struct mgw_session *rec,
                               uint64_t expect_version, uint64_t now,

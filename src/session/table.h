@@ -71,6 +71,18 @@ int mgw_session_table_put(struct mgw_session_table *t, const void *key,
                           size_t keylen, struct mgw_session *rec,
                           uint64_t now);
 
+/* As mgw_session_table_put, but in one step with the check: nothing is
+ * stored, and MGW_ECONFLICT returned (the caller keeps rec), when key
+ * holds a tombstone (a deleted session is never brought back), or a
+ * record for which keep(current, arg) returns nonzero (keep may be NULL).
+ * keep runs under the table's lock: it must not call the table. */
+int mgw_session_table_put_unless(struct mgw_session_table *t, const void *key,
+                                 size_t keylen, struct mgw_session *rec,
+                                 uint64_t now,
+                                 int (*keep)(const struct mgw_session *current,
+                                             void *arg),
+                                 void *arg);
+
 /* Compare-and-set: replaces the record of key by rec when the stored
  * record's version is expect_version, setting rec->version to
  * expect_version + 1.  On success the table owns the reference passed.

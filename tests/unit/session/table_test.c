@@ -268,6 +268,58 @@ static void test_record_beside_buckets(void **state)
 	}
 }
 
+static int keep_if_newer(const struct mgw_session *cur, void *arg)
+{
+	return cur->version > *(const uint64_t *)arg;
+}
+
+/* put_unless: absent or expired -> stored; a tombstone is never replaced
+ * (a deleted session does not come back); a record the check wants kept
+ * stays, and the caller keeps its reference. */
+static void test_put_unless(void **state)
+{
+	struct mgw_session_table *t = table(100, 1 << 20, 0);
+	struct mgw_session *s, *cur = NULL;
+	uint64_t v;
+
+	(void)state;
+	s = rec("a", 10);
+	v = s->version;
+	assert_int_equal(mgw_session_table_put_unless(t, "a", 1, s, T0,
+	                                              keep_if_newer, &v), 0);
+	/* an older copy does not replace a newer one */
+	s = rec("a", 20);
+	assert_int_equal(mgw_session_table_replace(t, "a", 1, s, 0, T0, &cur),
+	                 0); /* version 1 now */
+	s = rec("a", 30);
+	v = s->version; /* 0 */
+	assert_int_equal(mgw_session_table_put_unless(t, "a", 1, s, T0 + 1,
+	                                              keep_if_newer, &v),
+	                 MGW_ECONFLICT);
+	mgw_session_unref(s);
+	assert_int_equal(mgw_session_table_get(t, "a", 1, T0 + 2, &cur), 0);
+	assert_int_equal(cur->version, 1);
+	mgw_session_unref(cur);
+	/* without a check it replaces */
+	s = rec("a", 40);
+	assert_int_equal(mgw_session_table_put_unless(t, "a", 1, s, T0 + 3,
+	                                              NULL, NULL), 0);
+	/* a tombstone stays, whatever the check says */
+	assert_int_equal(mgw_session_table_put(t, "a", 1, NULL, T0 + 4), 0);
+	s = rec("a", 50);
+	assert_int_equal(mgw_session_table_put_unless(t, "a", 1, s, T0 + 5,
+	                                              NULL, NULL), MGW_ECONFLICT);
+	mgw_session_unref(s);
+	assert_int_equal(has(t, "a", T0 + 6), MGW_ECLOSED);
+	/* once the tombstone idled out, the key is free again */
+	s = rec("a", 60);
+	assert_int_equal(mgw_session_table_put_unless(t, "a", 1, s,
+	                                              T0 + 10 * IDLE, NULL, NULL),
+	                 0);
+	assert_int_equal(has(t, "a", T0 + 10 * IDLE + 1), 0);
+	mgw_session_table_free(t);
+}
+
 static void test_evicting_cache(void **state)
 {
 	struct mgw_session_table *t = table(3, 1 << 20, 1);
@@ -387,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_count_limit_refuses),
 		cmocka_unit_test(test_byte_limit_and_accounting),
 		cmocka_unit_test(test_record_beside_buckets),
+		cmocka_unit_test(test_put_unless),
 		cmocka_unit_test(test_evicting_cache),
 		cmocka_unit_test(test_many_similar_keys),
 		cmocka_unit_test(test_threads),
