@@ -199,6 +199,21 @@ static void drop(struct mgw_session_table *t, struct entry *e)
 	free(e);
 }
 
+/* find, except that an entry idle at now is dropped (and counted) and
+ * reported absent. */
+static struct entry *find_live(struct mgw_session_table *t, uint64_t h,
+                               const void *key, size_t keylen, uint64_t now)
+{
+	struct entry *e = find(t, h, key, keylen);
+
+	if (e && idle_expired(t, e, now)) {
+		drop(t, e);
+		t->expired++;
+		e = NULL;
+	}
+	return e;
+}
+
 /* Doubles the bucket array when entries outnumber buckets.  A failed
  * allocation only leaves chains longer. */
 static void maybe_grow(struct mgw_session_table *t)
@@ -350,12 +365,7 @@ int mgw_session_table_insert(struct mgw_session_table *t, const void *key,
 
 	pthread_mutex_lock(&t->lock);
 	h = hash_key(t, key, keylen);
-	e = find(t, h, key, keylen);
-	if (e && idle_expired(t, e, now)) {
-		drop(t, e);
-		t->expired++;
-		e = NULL;
-	}
+	e = find_live(t, h, key, keylen, now);
 	rc = e ? MGW_ECONFLICT : add_locked(t, h, key, keylen, rec, now);
 	pthread_mutex_unlock(&t->lock);
 	return rc;
@@ -392,12 +402,7 @@ int mgw_session_table_put_unless(struct mgw_session_table *t, const void *key,
 
 	pthread_mutex_lock(&t->lock);
 	h = hash_key(t, key, keylen);
-	e = find(t, h, key, keylen);
-	if (e && idle_expired(t, e, now)) {
-		drop(t, e);
-		t->expired++;
-		e = NULL;
-	}
+	e = find_live(t, h, key, keylen, now);
 	if (e && (!e->rec || (keep && keep(e->rec, arg)))) {
 		rc = MGW_ECONFLICT;
 	} else {
@@ -420,12 +425,7 @@ int mgw_session_table_replace(struct mgw_session_table *t, const void *key,
 
 	*current = NULL;
 	pthread_mutex_lock(&t->lock);
-	e = find(t, hash_key(t, key, keylen), key, keylen);
-	if (e && idle_expired(t, e, now)) {
-		drop(t, e);
-		t->expired++;
-		e = NULL;
-	}
+	e = find_live(t, hash_key(t, key, keylen), key, keylen, now);
 	if (!e || !e->rec) {
 		rc = MGW_ENOTFOUND;
 		goto out;
