@@ -79,7 +79,8 @@ int mgw_be_call_alive(const struct mgw_be_call *c);
 void mgw_be_call_start(struct mgw_be_call *c, int force_sse);
 
 /* Writes a notification on the call's SSE response, starting it first if
- * needed.  params is stolen (may be NULL).  Returns 0 or MGW_ECLOSED. */
+ * needed.  params is stolen (may be NULL).  Returns 0, MGW_ECLOSED, or
+ * MGW_ELIMIT when the client reads too slowly and it was dropped. */
 int mgw_be_call_notify(struct mgw_be_call *c, const char *method,
                        json_t *params);
 

@@ -128,7 +128,7 @@ int mgw_be_call_notify(struct mgw_be_call *c, const char *method,
 		return MGW_ENOMEM;
 	rc = mgw_be_sse_write_event(c->x, body, len);
 	free(body);
-	return rc == MGW_ELIMIT ? 0 : rc;
+	return rc; /* MGW_ELIMIT: dropped, the reader is too slow */
 }
 
 /* The first frame of an SSE answer.  Progress needs the client's token;

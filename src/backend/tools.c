@@ -400,7 +400,7 @@ static void run_notify(struct mgw_be_call *c, struct mgw_be_session *sess,
 	json_t *t = json_object_get(args, "text"), *level;
 	char *body;
 	size_t len;
-	int ok;
+	int ok, rc;
 
 	if (!json_is_string(t)) {
 		bad_args(c, "text must be a string");
@@ -431,11 +431,14 @@ static void run_notify(struct mgw_be_call *c, struct mgw_be_session *sess,
 		            json_pack("{sb}", "delivered", 0));
 		return;
 	}
-	ok = mgw_be_call_notify(c, "notifications/message",
+	rc = mgw_be_call_notify(c, "notifications/message",
 	                        json_pack("{sOsssO}", "level", level, "logger",
-	                                  MGW_BE_SERVER_NAME, "data", t)) == 0;
+	                                  MGW_BE_SERVER_NAME, "data", t));
+	ok = rc == 0;
 	tool_result(c, 0, ok ? "delivered on the response stream"
-	                     : "not delivered: stream closed",
+	                : rc == MGW_ELIMIT ? "not delivered: the client reads too "
+	                                     "slowly (dropped)"
+	                                   : "not delivered: stream closed",
 	            json_pack("{sb}", "delivered", ok));
 }
 
