@@ -57,10 +57,28 @@ const char *mgw_log_redact(const char *name, const char *value, char *buf,
 	return buf;
 }
 
+/* Writes s to stderr (locked by the caller) with every control byte as
+ * \xHH: a line always is one line, and values from requests (a JSON-RPC
+ * method may decode to LF or ESC) can neither forge lines nor drive the
+ * terminal. */
+static void put_escaped(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			putc_unlocked(*p, stderr);
+	}
+}
+
 void mgw_log(enum mgw_log_level level, const struct mgw_log_ctx *ctx,
              const char *fmt, ...)
 {
-	char ts[32], ctxbuf[96] = "", sess[48];
+	/* a line's message is cut at MSG_MAX bytes: values from requests
+	 * (up to a whole body) must not make megabyte log lines */
+	enum { MSG_MAX = 2048 };
+	char ts[32], ctxbuf[96] = "", sess[48], msg[MSG_MAX];
+	int len;
 	struct timespec now;
 	struct tm tm;
 	va_list ap;
@@ -83,12 +101,17 @@ void mgw_log(enum mgw_log_level level, const struct mgw_log_ctx *ctx,
 			         mgw_log_redact("mcp-session-id", ctx->session, sess,
 			                        sizeof(sess)));
 	}
+	va_start(ap, fmt);
+	len = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
 	flockfile(stderr);
 	fprintf(stderr, "%s.%03ldZ %-5s%s ", ts, now.tv_nsec / 1000000L,
 	        level_names[level], ctxbuf);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
+	put_escaped(msg);
+	if ((size_t)len >= sizeof(msg))
+		fprintf(stderr, "...(%d bytes)", len);
 	fputc('\n', stderr);
 	funlockfile(stderr);
 }

@@ -17,6 +17,10 @@ enum mgw_log_level {
 	MGW_LOG_DEBUG = 3,
 };
 
+/* A message longer than 2048 bytes is cut (its length is shown), and
+ * control bytes in it are written as \xHH: request-derived values in
+ * messages cannot forge log lines, drive terminals or flood the log. */
+
 /* Request context printed in front of a message; every field optional
  * (0 / -1 / NULL mean absent). */
 struct mgw_log_ctx {

@@ -155,13 +155,14 @@ static const char *log_method(const struct mgw_sf_req *q)
 	return "-";
 }
 
-/* One access line per request at info, as on the stateless path, with
- * the session in the context and what the stateful path did. */
+/* One access line per request at info when access logging is on
+ * (log.access, --access-log), as on the stateless path, with the session
+ * in the context and what the stateful path did. */
 static void access_log(struct mgw_sf_req *q, int status)
 {
 	struct mgw_log_ctx ctx;
 
-	if (mgw_log_get_level() < MGW_LOG_INFO || !q->x)
+	if (!mgw_log_access_enabled() || !q->x)
 		return;
 	req_logctx(q, &ctx);
 	mgw_log(MGW_LOG_INFO, &ctx, "%s %s mcp=%s upstream=%s status=%d %.0fms%s%s%s%s",
