@@ -10,6 +10,8 @@
  * in order), which makes hiredis hand the command back with NULL. */
 #include "autoconf.h"
 
+#include <ctype.h>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdarg.h>
@@ -70,12 +72,52 @@ struct cmd {
 
 /* ---- URL ---- */
 
-/* Splits "redis://[:PASSWORD@]HOST[:PORT][/DB]" or takes "unix:PATH". */
+/* Decodes %XX escapes of n bytes at s into a new string; NULL on a bad
+ * escape (*bad set) or no memory. */
+static int hexval(char c)
+{
+	return isdigit((unsigned char)c) ? c - '0'
+	       : isxdigit((unsigned char)c) ? (tolower((unsigned char)c) - 'a' + 10)
+	                                    : -1;
+}
+
+static char *percent_decode(const char *s, size_t n, int *bad)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	*bad = 0;
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int hi, lo;
+
+		if (s[i] != '%') {
+			*o++ = s[i];
+			continue;
+		}
+		hi = i + 2 < n ? hexval(s[i + 1]) : -1;
+		lo = i + 2 < n ? hexval(s[i + 2]) : -1;
+		if (hi < 0 || lo < 0 || (hi | lo) == 0) { /* %00 too */
+			*bad = 1;
+			free(out);
+			return NULL;
+		}
+		*o++ = (char)(hi << 4 | lo);
+		i += 2;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Splits "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]" or takes
+ * "unix:PATH".  The userinfo ends at the last '@' (a password may hold
+ * '/' and '@'); %XX escapes in it are decoded.  Error messages show the
+ * URL with the userinfo replaced by "***". */
 static int parse_url(struct mgw_redis *r, const char *url, char *err,
                      size_t errlen)
 {
 	const char *p, *at, *slash;
-	char hostport[300];
+	char hostport[300], shown[320];
 	size_t n;
 	long long db = 0;
 
@@ -88,28 +130,33 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 	}
 	if (strncmp(url, "redis://", 8) != 0) {
 		snprintf(err, errlen,
-		         "redis URL must be redis://HOST[:PORT][/DB] or unix:PATH: %s",
-		         url);
+		         "redis URL must be redis://HOST[:PORT][/DB] or unix:PATH: %.200s",
+		         strchr(url, '@') ? "(not shown: it holds a password)" : url);
 		return MGW_EINVAL;
 	}
 	p = url + 8;
-	slash = strchr(p, '/');
-	at = strchr(p, '@');
-	if (at && (!slash || at < slash)) {
+	at = strrchr(p, '@');
+	snprintf(shown, sizeof(shown), "redis://%s%.280s", at ? "***@" : "",
+	         at ? at + 1 : p);
+	if (at) {
 		const char *pw = memchr(p, ':', (size_t)(at - p));
+		int bad;
 
 		pw = pw ? pw + 1 : p;
 		free(r->password);
-		r->password = strndup(pw, (size_t)(at - pw));
+		r->password = percent_decode(pw, (size_t)(at - pw), &bad);
 		if (!r->password) {
-			snprintf(err, errlen, "out of memory");
-			return MGW_ENOMEM;
+			snprintf(err, errlen, bad ? "redis URL has a bad %%XX escape "
+			                            "in its password: %s"
+			                          : "out of memory%.0s", shown);
+			return bad ? MGW_EINVAL : MGW_ENOMEM;
 		}
 		p = at + 1;
 	}
+	slash = strchr(p, '/');
 	n = slash ? (size_t)(slash - p) : strlen(p);
 	if (n == 0 || n >= sizeof(hostport) - 6) {
-		snprintf(err, errlen, "redis URL has no host: %s", url);
+		snprintf(err, errlen, "redis URL has no host: %s", shown);
 		return MGW_EINVAL;
 	}
 	memcpy(hostport, p, n);
@@ -117,7 +164,7 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 	if (slash && slash[1] &&
 	    mgw_parse_int(slash + 1, 0, 1 << 20, &db) != 0) {
 		snprintf(err, errlen, "redis URL has a bad database number: %s",
-		         url);
+		         shown);
 		return MGW_EINVAL;
 	}
 	r->db = (int)db;
@@ -127,7 +174,7 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 		strcat(hostport, ":6379");
 	if (mgw_parse_hostport(hostport, r->host, sizeof(r->host), &r->port) !=
 	    0 || r->port == 0 || !r->host[0]) {
-		snprintf(err, errlen, "redis URL has a bad host or port: %s", url);
+		snprintf(err, errlen, "redis URL has a bad host or port: %s", shown);
 		return MGW_EINVAL;
 	}
 	snprintf(r->display, sizeof(r->display), "redis://%s%s%s", hostport,

@@ -8,6 +8,7 @@
 #include "autoconf.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,6 +163,23 @@ static void test_urls(void **state)
 	assert_int_equal(mgw_redis_url_check("unix:/run/redis.sock", disp,
 	                                     sizeof(disp), err, sizeof(err)), 0);
 	assert_string_equal(disp, "unix:/run/redis.sock");
+	/* a password holding '/' and '@' (the userinfo ends at the last '@') */
+	assert_int_equal(mgw_redis_url_check("redis://:ab/cd@e@db.example:7000/3",
+	                                     disp, sizeof(disp), err,
+	                                     sizeof(err)), 0);
+	assert_string_equal(disp, "redis://db.example:7000/3");
+	/* errors never show the password */
+	assert_int_equal(mgw_redis_url_check("redis://:s3cret@db.example:99999",
+	                                     NULL, 0, err, sizeof(err)),
+	                 MGW_EINVAL);
+	assert_null(strstr(err, "s3cret"));
+	assert_non_null(strstr(err, "redis://***@db.example:99999"));
+	assert_int_equal(mgw_redis_url_check("redis://:s3cret%zz@h", NULL, 0,
+	                                     err, sizeof(err)), MGW_EINVAL);
+	assert_null(strstr(err, "s3cret"));
+	assert_int_equal(mgw_redis_url_check("http://:s3cret@h", NULL, 0,
+	                                     err, sizeof(err)), MGW_EINVAL);
+	assert_null(strstr(err, "s3cret"));
 }
 
 /* Commands with binary arguments round-trip; answers come from the loop,
@@ -363,6 +381,45 @@ static void test_timeout(void **state)
 	event_base_free(b);
 }
 
+/* The password goes to AUTH decoded: "%25" is '%', and '/' and '@'
+ * may stand in it as they are. */
+static void test_auth_password_decoded(void **state)
+{
+	static const char want[] = "*2\r\n$4\r\nAUTH\r\n$9\r\nab/cd@e%f\r\n";
+	struct event *tick;
+	struct event_base *b = base_new(&tick);
+	struct fake f;
+	char err[256], got[128] = "";
+	struct mgw_redis_opts o = {.timeout = 1};
+	struct mgw_redis *r;
+	size_t have = 0;
+	int fd;
+
+	(void)state;
+	fake_start(&f, ":ab/cd@e%25f@");
+	o.url = f.url;
+	r = mgw_redis_new(b, &o, err, sizeof(err));
+	assert_non_null(r);
+	fd = fake_accept(&f, b, WAIT_S);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (double end = now_s() + WAIT_S;
+	     now_s() < end && have < sizeof(want) - 1;) {
+		ssize_t k = read(fd, got + have, sizeof(want) - 1 - have);
+
+		if (k > 0)
+			have += (size_t)k;
+		else
+			event_base_loop(b, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	}
+	assert_string_equal(got, want);
+	mgw_redis_free(r);
+	close(fd);
+	close(f.lfd);
+	event_free(tick);
+	event_base_free(b);
+}
+
 /* Servers that take the TCP connection but are not a usable Redis: one
  * that closes at once (a full maxclients, a proxy in front of a dead
  * Redis), one that never answers, one that refuses the password.  None
@@ -474,6 +531,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_urls),
+		cmocka_unit_test(test_auth_password_decoded),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_not_ready),
