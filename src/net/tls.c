@@ -62,6 +62,30 @@ static void tls_error(char *err, size_t errlen, const char *what,
 		         reason);
 }
 
+static int no_passphrase(char *buf, int size, int rwflag, void *arg)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)arg;
+	return 0;
+}
+
+/* 1 when the PEM file holds an encrypted private key. */
+static int key_is_encrypted(const char *path)
+{
+	char line[256];
+	int enc = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (!enc && fgets(line, sizeof(line), f))
+		enc = strstr(line, "ENCRYPTED") != NULL;
+	fclose(f);
+	return enc;
+}
+
 /* Builds a TLS server context from PEM certificate chain and key files,
  * TLS 1.2+, ALPN selecting "h2" then "http/1.1".  The cipher list for
  * TLS 1.2 is limited to ECDHE with AEAD, as HTTP/2 (RFC 9113 §9.2.2)
@@ -103,9 +127,16 @@ SSL_CTX *mgw_tls_server_ctx(const char *cert_file, const char *key_file,
 		tls_error(err, errlen, "loading certificate chain", cert_file);
 		goto fail;
 	}
+	/* No passphrase prompt on the terminal (a daemon would block there
+	 * before its loop runs): an encrypted key fails to load. */
+	SSL_CTX_set_default_passwd_cb(ctx, no_passphrase);
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
 		/* OpenSSL compares the key with the certificate while loading */
-		if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
+		if (key_is_encrypted(key_file)) {
+			tls_error(err, errlen, "encrypted private keys are not "
+			          "supported (decrypt it, e.g. openssl pkey -in KEY "
+			          "-out KEY.plain); key", key_file);
+		} else if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
 			char what[512];
 			snprintf(what, sizeof(what),
 			         "private key does not match certificate %s; key",

@@ -100,6 +100,26 @@ static void test_ctx_errors(void **state)
 	err[0] = '\0';
 	assert_null(mgw_tls_server_ctx(other, f->key, err, sizeof(err)));
 	assert_non_null(strstr(err, other));
+
+	/* the right key, encrypted: refused with a message, no prompt on
+	 * the terminal */
+	fp = fopen(f->key, "r");
+	assert_non_null(fp);
+	pk = PEM_read_PrivateKey(fp, NULL, NULL, NULL);
+	fclose(fp);
+	assert_non_null(pk);
+	snprintf(other, sizeof(other), "%s/encrypted.pem", f->dir);
+	fp = fopen(other, "w");
+	assert_non_null(fp);
+	assert_int_equal(PEM_write_PrivateKey(fp, pk, EVP_aes_256_cbc(),
+	                                      (unsigned char *)"pw", 2, NULL,
+	                                      NULL), 1);
+	fclose(fp);
+	EVP_PKEY_free(pk);
+	err[0] = '\0';
+	assert_null(mgw_tls_server_ctx(f->cert, other, err, sizeof(err)));
+	assert_non_null(strstr(err, "encrypted private keys are not supported"));
+	assert_non_null(strstr(err, other));
 }
 
 /* Client side: a TLS connection over a non-blocking socket, handshaking
