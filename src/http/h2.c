@@ -472,7 +472,8 @@ int mgw_h2_start(struct mgw_http_conn *c)
 	iv[1].value = (uint32_t)(lim->max_header_bytes + 32 * lim->max_headers);
 	if (nghttp2_submit_settings(c->ng, NGHTTP2_FLAG_NONE, iv, 2) != 0)
 		goto fail;
-	mgw_conn_timer(c, MGW_T_IDLE, lim->idle_timeout);
+	if (c->timer_kind != MGW_T_IDLE) /* else the accept's deadline runs */
+		mgw_conn_timer(c, MGW_T_IDLE, lim->idle_timeout);
 	rc = 0;
 fail:
 	nghttp2_session_callbacks_del(cbs);

@@ -466,7 +466,9 @@ void mgw_conn_close_flushed(struct mgw_http_conn *c)
 static void start_proto(struct mgw_http_conn *c, enum mgw_conn_proto proto)
 {
 	c->proto = proto;
-	mgw_conn_timer(c, MGW_T_NONE, 0);
+	/* The idle deadline armed at accept keeps running: a client that
+	 * finishes its TLS handshake, or sends a lone CR, just before it
+	 * must not get a second idle_timeout for its first request. */
 	if (proto == MGW_PROTO_H2) {
 		if (mgw_h2_start(c) != 0) {
 			mgw_conn_close(c);
