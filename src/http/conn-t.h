@@ -160,6 +160,11 @@ struct mgw_http_server {
 	int done_fired;
 	time_t date_t;
 	char date[40];          /* cached IMF-fixdate for the Date field */
+	/* client-fault log lines (refusals, TLS errors, timeouts): at most
+	 * MGW_FAULT_LOGS_PER_S a second, the rest counted and summed up */
+	time_t fault_sec;
+	unsigned fault_lines;
+	uint64_t fault_dropped;
 };
 
 #endif

@@ -463,6 +463,32 @@ void mgw_conn_close_flushed(struct mgw_http_conn *c)
 	mgw_conn_close(c);
 }
 
+/* Lines about client faults anyone can provoke (connections refused at
+ * max_connections, failed TLS handshakes, header/body/write timeouts):
+ * at most MGW_FAULT_LOGS_PER_S a second per server; the next line after
+ * a busy second says how many were left out.  Returns 1 to log. */
+#define MGW_FAULT_LOGS_PER_S 20
+static int fault_log_ok(struct mgw_http_server *s)
+{
+	time_t now = time(NULL);
+
+	if (now != s->fault_sec) {
+		if (s->fault_dropped)
+			mgw_info(NULL, "%llu client-fault log lines left out in "
+			         "the last second(s)",
+			         (unsigned long long)s->fault_dropped);
+		s->fault_sec = now;
+		s->fault_lines = 0;
+		s->fault_dropped = 0;
+	}
+	if (s->fault_lines < MGW_FAULT_LOGS_PER_S) {
+		s->fault_lines++;
+		return 1;
+	}
+	s->fault_dropped++;
+	return 0;
+}
+
 static void start_proto(struct mgw_http_conn *c, enum mgw_conn_proto proto)
 {
 	c->proto = proto;
@@ -563,7 +589,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (what & BEV_EVENT_TIMEOUT) {
-		mgw_info(&ctx, "%s: write timeout, closing", c->peer);
+		if (fault_log_ok(c->srv))
+			mgw_info(&ctx, "%s: write timeout, closing", c->peer);
 		mgw_conn_close(c);
 		return;
 	}
@@ -572,7 +599,8 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		if (e) {
 			char buf[256];
 			ERR_error_string_n(e, buf, sizeof(buf));
-			mgw_info(&ctx, "%s: TLS error: %s", c->peer, buf);
+			if (fault_log_ok(c->srv))
+				mgw_info(&ctx, "%s: TLS error: %s", c->peer, buf);
 		} else {
 			mgw_debug(&ctx, "%s: connection error: %s", c->peer,
 			          evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
@@ -645,8 +673,9 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 		return;
 	case MGW_T_HEADER:
 	case MGW_T_BODY:
-		mgw_info(&ctx, "%s: %s timeout", c->peer,
-		         kind == MGW_T_HEADER ? "header" : "body");
+		if (fault_log_ok(c->srv))
+			mgw_info(&ctx, "%s: %s timeout", c->peer,
+			         kind == MGW_T_HEADER ? "header" : "body");
 		if (c->proto == MGW_PROTO_H1)
 			mgw_h1_timeout(c);
 		else
@@ -670,9 +699,11 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 
 	if (s->shutting_down || s->nconns >= s->lim.max_connections) {
 		char peer[64];
-		mgw_info(NULL, "%s: connection refused (%s)",
-		         mgw_sockaddr_str(sa, peer, sizeof(peer)),
-		         s->shutting_down ? "shutting down" : "max_connections");
+		if (fault_log_ok(s))
+			mgw_info(NULL, "%s: connection refused (%s)",
+			         mgw_sockaddr_str(sa, peer, sizeof(peer)),
+			         s->shutting_down ? "shutting down"
+			                          : "max_connections");
 		evutil_closesocket(fd);
 		return;
 	}

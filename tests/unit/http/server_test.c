@@ -123,6 +123,83 @@ static void test_max_connections(void **state)
 	ts_stop(&t);
 }
 
+/* Client-fault lines (here: connections refused at max_connections) are
+ * rate limited: an accept storm writes at most 20 lines a second, and the
+ * next one after says how many were left out. */
+static size_t count_in(const char *buf, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = buf; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_refusals_rate_limited(void **state)
+{
+	char path[] = "/tmp/mcpgw-server-test.XXXXXX";
+	int fd = mkstemp(path), saved;
+	struct mgw_http_limits lim;
+	struct ts t;
+	struct tc a, d;
+	char buf[65536];
+	ssize_t n;
+	uint64_t until;
+
+	(void)state;
+	assert_true(fd >= 0);
+	mgw_log_set_level(MGW_LOG_INFO);
+	mgw_http_limits_default(&lim);
+	lim.max_connections = 1;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &a);
+	ts_pump(&t, 5);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	assert_true(dup2(fd, STDERR_FILENO) >= 0);
+	for (int i = 0; i < 100; i++) {
+		tc_open(&t, &d);
+		ts_pump(&t, 1);
+		tc_close(&d);
+	}
+	/* past the second boundary, one more refusal brings the summary */
+	until = mgw_now_ms() + 1100;
+	while (mgw_now_ms() < until)
+		ts_pump(&t, 10);
+	tc_open(&t, &d);
+	ts_pump(&t, 5);
+	tc_close(&d);
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	close(fd);
+	unlink(path);
+	/* every refusal is either a line or counted in a summary, and the
+	 * lines are far fewer than the refusals */
+	{
+		size_t lines = count_in(buf, "connection refused (max_connections)");
+		unsigned long long left = 0, k;
+		const char *p = buf;
+
+		while ((p = strstr(p, " client-fault log lines left out"))) {
+			const char *q = p;
+			while (q > buf && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			assert_int_equal(sscanf(q, "%llu", &k), 1);
+			left += k;
+			p++;
+		}
+		assert_true(left > 0);
+		assert_true(lines < 60);
+		assert_int_equal(lines + left, 101);
+	}
+	tc_close(&a);
+	ts_stop(&t);
+}
+
 static void test_shutdown_graceful(void **state)
 {
 	struct ts t;
@@ -223,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_reasons),
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_max_connections),
+		cmocka_unit_test(test_refusals_rate_limited),
 		cmocka_unit_test(test_shutdown_graceful),
 		cmocka_unit_test(test_shutdown_deadline),
 		cmocka_unit_test(test_free_busy_server),
