@@ -41,6 +41,12 @@ struct mgw_backend_conf {
 /* ---- "mcpgw serve" (issue 3): upstream groups, routes, proxy policy ---- */
 
 enum mgw_mode_conf { MGW_MODE_STATELESS, MGW_MODE_STATEFUL, MGW_MODE_AUTO };
+/* Who may read GET /mcpgw/stats (admin.stats). */
+enum mgw_stats_access {
+	MGW_STATS_LOOPBACK, /* clients on a loopback address (default) */
+	MGW_STATS_ANY,      /* every client of every listener */
+	MGW_STATS_OFF,      /* nobody: the path is proxied like any other */
+};
 enum mgw_balancer_conf {
 	MGW_BAL_ROUND_ROBIN,   /* round_robin (weighted, smooth) */
 	MGW_BAL_LEAST_REQUEST, /* least_request (power of two choices) */
@@ -201,6 +207,7 @@ struct mgw_serve_conf {
 	int trust_forwarded;       /* forwarded.trust_client (false) */
 	int add_forwarded;         /* forwarded.add (true): Forwarded + X-Forwarded-For */
 	size_t max_json_depth;     /* mcp.max_json_depth (64) */
+	enum mgw_stats_access stats; /* admin.stats (loopback) */
 	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
 };
 

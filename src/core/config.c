@@ -44,6 +44,10 @@ static const struct mgw_cfg_enum states[] = {
 static const struct mgw_cfg_enum sse_modes[] = {
 	{"never", MGW_SSE_NEVER}, {"always", MGW_SSE_ALWAYS}, {NULL, 0},
 };
+static const struct mgw_cfg_enum stats_access[] = {
+	{"loopback", MGW_STATS_LOOPBACK}, {"any", MGW_STATS_ANY},
+	{"off", MGW_STATS_OFF},           {NULL, 0},
+};
 /* Widely used servers answer 400 for a lost session, the spec says 404. */
 static const struct mgw_cfg_enum lost_statuses[] = {
 	{"404", 404}, {"400", 400}, {NULL, 0},
@@ -802,6 +806,15 @@ static const struct mgw_cfg_section mcp_section = {
 	.fields = mcp_fields, .nfields = NFIELDS(mcp_fields),
 };
 
+static const struct mgw_cfg_field admin_fields[] = {
+	{.key = "stats", .type = MGW_CFG_ENUM, S(stats), .enums = stats_access,
+	 .def = "loopback"},
+};
+static const struct mgw_cfg_section admin_section = {
+	.size = sizeof(struct mgw_config),
+	.fields = admin_fields, .nfields = NFIELDS(admin_fields),
+};
+
 static int check_root(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                       void *obj);
 
@@ -836,6 +849,8 @@ static const struct mgw_cfg_field root_fields[] = {
 	{.key = "forwarded", .type = MGW_CFG_SECTION, .off = 0,
 	 .sub = &forwarded_section},
 	{.key = "mcp", .type = MGW_CFG_SECTION, .off = 0, .sub = &mcp_section},
+	{.key = "admin", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &admin_section},
 	{.key = "sessions", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_config, serve.sessions),
 	 .sub = &sessions_section},

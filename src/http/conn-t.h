@@ -97,6 +97,7 @@ struct mgw_http_conn {
 	size_t body_live;         /* request body memory of live exchanges */
 	int tls;
 	char peer[64];
+	int peer_loopback;          /* the peer is on a loopback address */
 	unsigned closing : 1;     /* no new requests; close when work is done */
 	unsigned read_blocked : 1;/* reading stopped: output is piling up */
 	unsigned lingering : 1;   /* write side shut, discarding input */

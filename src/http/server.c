@@ -713,6 +713,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	c->srv = s;
 	c->id = (uint64_t)atomic_fetch_add(&next_conn_id, 1);
 	mgw_sockaddr_str(sa, c->peer, sizeof(c->peer));
+	c->peer_loopback = mgw_sockaddr_is_loopback(sa);
 	/* SSE events are small writes that must leave at once */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (ls->tls) {
@@ -988,6 +989,11 @@ int mgw_http_is_tls(const struct mgw_http_exchange *x) { return x->c->tls; }
 const char *mgw_http_peer(const struct mgw_http_exchange *x)
 {
 	return x->c->peer;
+}
+
+int mgw_http_peer_is_loopback(const struct mgw_http_exchange *x)
+{
+	return x->c->peer_loopback;
 }
 
 uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x)

@@ -134,6 +134,8 @@ int mgw_http_version(const struct mgw_http_exchange *x);
 int mgw_http_is_tls(const struct mgw_http_exchange *x);
 /* Peer address "IP:PORT". */
 const char *mgw_http_peer(const struct mgw_http_exchange *x);
+/* 1 when the peer connected from a loopback address. */
+int mgw_http_peer_is_loopback(const struct mgw_http_exchange *x);
 uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x);
 /* HTTP/2 stream id, or 0 for HTTP/1.1. */
 int32_t mgw_http_stream_id(const struct mgw_http_exchange *x);

@@ -56,6 +56,23 @@ const char *mgw_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len)
 	return buf;
 }
 
+int mgw_sockaddr_is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a =
+		    &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return 0;
+}
+
 static void on_accept(struct evconnlistener *evl, evutil_socket_t fd,
                       struct sockaddr *sa, int salen, void *arg)
 {

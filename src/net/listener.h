@@ -46,5 +46,7 @@ void mgw_listener_free(struct mgw_listener *l);
 /* Formats sa as "IP:PORT", IPv6 as "[IP]:PORT".  Writes "?" for families
  * other than IPv4/IPv6.  Returns buf. */
 const char *mgw_sockaddr_str(const struct sockaddr *sa, char *buf, size_t len);
+/* 1 for 127.0.0.0/8, ::1 and IPv4-mapped 127.0.0.0/8. */
+int mgw_sockaddr_is_loopback(const struct sockaddr *sa);
 
 #endif

@@ -869,6 +869,15 @@ static void reject_body(struct fwd_req *q)
 	finish_reply(q, &r, NULL);
 }
 
+/* admin.stats: who may read GET /mcpgw/stats.  For everyone else the
+ * path is not special and goes upstream like any other. */
+static int stats_allowed(enum mgw_stats_access who,
+                         const struct mgw_http_exchange *x)
+{
+	return who == MGW_STATS_ANY ||
+	       (who == MGW_STATS_LOOPBACK && mgw_http_peer_is_loopback(x));
+}
+
 /* Answers GET /mcpgw/stats (upstream states, and in stateful or auto
  * mode the session counters) and frees q. */
 static void serve_stats(struct fwd_req *q)
@@ -975,7 +984,8 @@ void mgw_fwd_on_request(struct mgw_http_exchange *x, void *arg)
 	                                     body_len);
 
 	if (strcmp(method, "GET") == 0 &&
-	    strcmp(mgw_http_path(x), MGW_FWD_STATS_PATH) == 0) {
+	    strcmp(mgw_http_path(x), MGW_FWD_STATS_PATH) == 0 &&
+	    stats_allowed(f->conf->stats, x)) {
 		serve_stats(q);
 		return;
 	}

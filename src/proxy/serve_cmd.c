@@ -59,7 +59,7 @@ static void usage(FILE *out)
 "  -c, --config FILE\n"
 "        YAML (or JSON) configuration: listeners:, limits:, timeouts:, log:,\n"
 "        mode:, workers:, upstreams:, routes:, retry_budget:, forwarded:,\n"
-"        mcp:, sessions:.  Flags override file values.\n"
+"        mcp:, admin:, sessions:.  Flags override file values.\n"
 "  --listen HOST:PORT\n"
 "        Listen on HOST:PORT (IPv6 as [::1]:PORT); repeatable; replaces the\n"
 "        file's listeners.  Port 0 picks a free port (shared by all workers).\n"
@@ -109,7 +109,8 @@ static void usage(FILE *out)
 "the gateway makes itself carry a JSON-RPC error with the request id and a\n"
 "code in -32001..-32014 (see doc/errors.md).  GET /mcpgw/stats on any\n"
 "listener answers the gateway's counters as JSON: upstream server states,\n"
-"sessions, re-pins by reason, replays.\n"
+"sessions, re-pins by reason, replays; by default to loopback clients only\n"
+"(admin.stats: loopback | any | off).\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
 "listener that cannot bind), 2 on a usage or configuration error.\n",

@@ -212,6 +212,26 @@ assert_eq "hash: the key's replica does not depend on the client protocol" "$A1 
 whos 3
 assert_eq "hash: requests without the header are still served" 0 "$(printf '%s\n' $WHOS | grep -c '^ERR:')"
 
+# --- admin.stats -----------------------------------------------------------------------
+# loopback (the default) answers this loopback client; off makes the path
+# an ordinary one, proxied to a replica like any other.
+start_serve --upstream "http://${ADDR[r1]}"
+STATS_CODE=$(curl -sS --max-time 5 -o "$T_DIR/stats.json" -w '%{http_code}' "http://$G_ADDR/mcpgw/stats")
+assert_eq "admin.stats loopback (default): a loopback client reads the counters" 200 "$STATS_CODE"
+assert_eq "admin.stats loopback: the counters are the gateway's" true \
+	"$(jq 'has("upstreams")' "$T_DIR/stats.json" 2>/dev/null)"
+stop_serve
+rec_clear "${ADDR[r1]}"
+conf "$T_DIR/nostats.yaml" round_robin "" 1 1 1 "admin:
+  stats: off"
+start_serve -c "$T_DIR/nostats.yaml"
+STATS_CODE=$(curl -sS --max-time 5 -o "$T_DIR/stats.json" -w '%{http_code}' "http://$G_ADDR/mcpgw/stats")
+assert_eq "admin.stats off: no gateway counters" false \
+	"$(jq 'has("upstreams")' "$T_DIR/stats.json" 2>/dev/null || echo false)"
+assert_eq "admin.stats off: the request went to a replica" 1 \
+	"$({ rec "${ADDR[r1]}"; rec "${ADDR[r2]}"; rec "${ADDR[r3]}"; } | jq -s '[.[].requests[]? | select(.target == "/mcpgw/stats")] | length')"
+stop_serve
+
 # --- lifecycle -----------------------------------------------------------------------
 # SIGHUP is logged and ignored (no reload): the gateway keeps serving.
 # A SIGTERM sent the moment "listening on" was printed is a graceful

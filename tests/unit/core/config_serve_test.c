@@ -115,6 +115,7 @@ static void assert_proxy_default(const struct mgw_serve_conf *s)
 	assert_int_equal(s->trust_forwarded, 0);
 	assert_int_equal(s->add_forwarded, 1);
 	assert_int_equal(s->max_json_depth, 64);
+	assert_int_equal(s->stats, MGW_STATS_LOOPBACK);
 }
 
 static void test_defaults(void **state)
@@ -230,7 +231,9 @@ static const char full_yaml[] =
 	"  trust_client: true\n"
 	"  add: false\n"
 	"mcp:\n"
-	"  max_json_depth: 16\n";
+	"  max_json_depth: 16\n"
+	"admin:\n"
+	"  stats: any\n";
 
 static void test_full(void **state)
 {
@@ -297,6 +300,7 @@ static void test_full(void **state)
 	assert_int_equal(s->trust_forwarded, 1);
 	assert_int_equal(s->add_forwarded, 0);
 	assert_int_equal(s->max_json_depth, 16);
+	assert_int_equal(s->stats, MGW_STATS_ANY);
 	mgw_config_free(c);
 }
 
@@ -495,6 +499,9 @@ static void test_value_errors(void **state)
 	expect_error("mcp:\n  max_json_depth: 0\n",
 	             "t.yaml:2:19: mcp.max_json_depth: out of range: must be "
 	             "between 1 and 1000");
+	expect_error("admin:\n  stats: public\n",
+	             "t.yaml:2:10: admin.stats: 'public' is not one of: "
+	             "loopback, any, off");
 }
 
 static void test_match_paths(void **state)

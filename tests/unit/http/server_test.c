@@ -16,9 +16,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/server.h"
+#include "net/listener.h"
 #include "util/time.h"
 #include "testsrv.h"
 
@@ -200,6 +204,37 @@ static void test_refusals_rate_limited(void **state)
 	ts_stop(&t);
 }
 
+/* Loopback addresses (admin.stats: loopback trusts them). */
+static void test_loopback_addresses(void **state)
+{
+	static const struct { const char *ip; int v6, want; } cases[] = {
+		{"127.0.0.1", 0, 1}, {"127.1.2.3", 0, 1}, {"10.0.0.1", 0, 0},
+		{"128.0.0.1", 0, 0}, {"::1", 1, 1}, {"::ffff:127.0.0.1", 1, 1},
+		{"::ffff:10.0.0.1", 1, 0}, {"2001:db8::1", 1, 0}, {"::", 1, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sockaddr_storage ss;
+
+		memset(&ss, 0, sizeof(ss));
+		if (cases[i].v6) {
+			struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+			a->sin6_family = AF_INET6;
+			assert_int_equal(inet_pton(AF_INET6, cases[i].ip,
+			                           &a->sin6_addr), 1);
+		} else {
+			struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+			a->sin_family = AF_INET;
+			assert_int_equal(inet_pton(AF_INET, cases[i].ip,
+			                           &a->sin_addr), 1);
+		}
+		if (mgw_sockaddr_is_loopback((struct sockaddr *)&ss) !=
+		    cases[i].want)
+			fail_msg("%s: expected %d", cases[i].ip, cases[i].want);
+	}
+}
+
 static void test_shutdown_graceful(void **state)
 {
 	struct ts t;
@@ -301,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_listeners),
 		cmocka_unit_test(test_max_connections),
 		cmocka_unit_test(test_refusals_rate_limited),
+		cmocka_unit_test(test_loopback_addresses),
 		cmocka_unit_test(test_shutdown_graceful),
 		cmocka_unit_test(test_shutdown_deadline),
 		cmocka_unit_test(test_free_busy_server),
