@@ -231,14 +231,16 @@ static int set_str(char **dst, const char *v)
 	return 0;
 }
 
+/* The same bounds as the file's keys (src/core/config.c): values past
+ * them overflow where they become milliseconds or timevals. */
 static int duration_flag(const char *name, const char *v, double *out,
-                         double min)
+                         double min, double max)
 {
 	double d;
 
-	if (mgw_parse_duration(v, &d) != 0 || d < min)
-		return usage_error("invalid %s '%s' (a duration such as 500ms, 10s, 5m)",
-		                   name, v);
+	if (mgw_parse_duration(v, &d) != 0 || d < min || d > max)
+		return usage_error("invalid %s '%s' (a duration such as 500ms, 10s, "
+		                   "5m, from %gs to %gs)", name, v, min, max);
 	*out = d;
 	return 0;
 }
@@ -315,16 +317,20 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 	if (f->key_file)
 		set_str(&b->key_file, f->key_file);
 	if (f->idle && (rc = duration_flag("--session-idle-timeout", f->idle,
-	                                   &b->session_idle_timeout, 0.01)) != 0)
+	                                   &b->session_idle_timeout, 0.01,
+	                                   7 * 86400.0)) != 0)
 		return rc;
 	if (f->keepalive && (rc = duration_flag("--sse-keepalive", f->keepalive,
-	                                        &b->keepalive_interval, 0.01)) != 0)
+	                                        &b->keepalive_interval, 0.01,
+	                                        3600.0)) != 0)
 		return rc;
 	if (f->handle_ttl && (rc = duration_flag("--handle-ttl", f->handle_ttl,
-	                                         &b->handle_ttl, 1.0)) != 0)
+	                                         &b->handle_ttl, 1.0,
+	                                         366 * 86400.0)) != 0)
 		return rc;
 	if (f->shutdown && (rc = duration_flag("--shutdown-timeout", f->shutdown,
-	                                       &be->shutdown_timeout, 0.0)) != 0)
+	                                       &be->shutdown_timeout, 0.0,
+	                                       3600.0)) != 0)
 		return rc;
 	if (b->lost_session_status != 400 && b->lost_session_status != 404)
 		b->lost_session_status = 404;

@@ -475,6 +475,10 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 			return usage_error("invalid --seed '%s'", f->seed);
 		c->seed = v;
 	}
+	/* --auth-header replaces the scenario's auth headers (flags
+	 * override the file), never adds a second Authorization */
+	if (f->n_headers)
+		mgw_load_conf_clear_auth_headers(c);
 	for (size_t i = 0; i < f->n_headers; i++)
 		if ((rc = add_header(c, f->headers[i])) != 0)
 			return rc;

@@ -94,7 +94,8 @@ int mgw_load_parse_think(const char *s, struct mgw_load_think *out)
 	}
 	dash = strchr(s, '-');
 	if (!dash) {
-		if (mgw_parse_duration(s, &a) != 0)
+		/* at most 3600 s, as a scenario's think keys */
+		if (mgw_parse_duration(s, &a) != 0 || a > 3600)
 			return MGW_EINVAL;
 		*out = (struct mgw_load_think){.kind = a > 0 ? MGW_THINK_FIXED
 		                                             : MGW_THINK_NONE,
@@ -110,7 +111,7 @@ int mgw_load_parse_think(const char *s, struct mgw_load_think *out)
 		memcpy(lo, s, n);
 		lo[n] = '\0';
 		if (mgw_parse_duration(lo, &a) != 0 ||
-		    mgw_parse_duration(dash + 1, &b) != 0 || b < a)
+		    mgw_parse_duration(dash + 1, &b) != 0 || b < a || b > 3600)
 			return MGW_EINVAL;
 	}
 	*out = (struct mgw_load_think){.kind = MGW_THINK_UNIFORM, .min = a,
@@ -506,6 +507,18 @@ void mgw_load_conf_clear_targets(struct mgw_load_conf *c)
 	free(c->transport.targets);
 	c->transport.targets = NULL;
 	c->transport.n_targets = 0;
+}
+
+void mgw_load_conf_clear_auth_headers(struct mgw_load_conf *c)
+{
+	for (size_t i = 0; i < c->auth.n_headers; i++) {
+		free(c->auth.headers[i].name);
+		free(c->auth.headers[i].value);
+		free(c->auth.headers[i].env);
+	}
+	free(c->auth.headers);
+	c->auth.headers = NULL;
+	c->auth.n_headers = 0;
 }
 
 void mgw_load_conf_free(struct mgw_load_conf *c)

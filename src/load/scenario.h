@@ -55,6 +55,7 @@ struct mgw_load_call *mgw_load_conf_add_call(struct mgw_load_conf *c,
 void mgw_load_conf_clear_calls(struct mgw_load_conf *c);
 void mgw_load_conf_clear_phases(struct mgw_load_conf *c);
 void mgw_load_conf_clear_targets(struct mgw_load_conf *c);
+void mgw_load_conf_clear_auth_headers(struct mgw_load_conf *c);
 
 /* Appends a copy of url to the targets.  Returns 0 or MGW_ENOMEM. */
 int mgw_load_conf_add_target(struct mgw_load_conf *c, const char *url);

@@ -65,6 +65,11 @@ run badlost "$MCPGW" backend --listen 127.0.0.1:0 --lost-session-status 500
 assert_eq "backend --lost-session-status 500 exits 2" 2 "$RC"
 run badlisten "$MCPGW" backend --listen not-an-address
 assert_eq "backend --listen not-an-address exits 2" 2 "$RC"
+# durations past the file's bounds overflowed into milliseconds/timevals
+for flag in --session-idle-timeout --sse-keepalive --handle-ttl --shutdown-timeout; do
+	run hugedur "$MCPGW" backend --listen 127.0.0.1:0 $flag 20000000000000000
+	assert_eq "backend $flag 20000000000000000 exits 2" 2 "$RC"
+done
 run missingarg "$MCPGW" backend --era
 assert_eq "backend --era without a value exits 2" 2 "$RC"
 run nokey "$MCPGW" backend --listen 127.0.0.1:0 --state hmac --key-file "$T_DIR/no-such-file"

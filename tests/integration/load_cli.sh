@@ -181,4 +181,25 @@ assert_eq "SIGINT: marked interrupted" true "$(lj .interrupted)"
 assert_cmp "SIGINT: calls were counted" "$(lj .total.ok)" ">" 0
 assert_cmp "SIGINT: the phase ended early" "$(lj '.phases[0].duration_s')" "<" 30
 
+# --auth-header replaces the scenario's auth headers (flags override the
+# file): one Authorization field on the wire, the flag's.
+start_backend --era modern --id authrec --record 10
+cat >"$T_DIR/auth.yaml" <<EOF
+targets: $B_URL
+dialect: modern
+auth:
+  headers:
+    - {name: Authorization, value: "Bearer from-file"}
+calls:
+  - {tool: echo, arguments: {text: a}}
+phases:
+  - {name: one, concurrency: 1, requests: 1}
+EOF
+"$MCPGW" load --scenario "$T_DIR/auth.yaml" --auth-header "Authorization: Bearer from-flag" \
+	--quiet >/dev/null 2>"$T_DIR/auth.err"
+assert_eq "scenario plus --auth-header: the run succeeds" 0 "$?"
+AUTHS=$(rec "$B_ADDR" | jq -c '[.requests[] | select(.method == "POST") | [.headers[] | select(.[0] | ascii_downcase == "authorization") | .[1]]]')
+assert_eq "--auth-header replaced the scenario's Authorization (one field, the flag's)" \
+	'[["Bearer from-flag"]]' "$AUTHS"
+
 finish

@@ -381,6 +381,11 @@ static void test_think_and_enums(void **state)
 	assert_int_equal(mgw_load_parse_think("2s-1s", &t), MGW_EINVAL);
 	assert_int_equal(mgw_load_parse_think("-1s", &t), MGW_EINVAL);
 	assert_int_equal(mgw_load_parse_think("soon", &t), MGW_EINVAL);
+	/* the scenario keys' bound, or seconds overflow into nanoseconds */
+	assert_int_equal(mgw_load_parse_think("3600s", &t), 0);
+	assert_int_equal(mgw_load_parse_think("3601s", &t), MGW_EINVAL);
+	assert_int_equal(mgw_load_parse_think("20000000000", &t), MGW_EINVAL);
+	assert_int_equal(mgw_load_parse_think("1s-2h", &t), MGW_EINVAL);
 	assert_int_equal(mgw_load_parse_dialect("modern", &v), 0);
 	assert_int_equal(v, MGW_LOAD_MODERN);
 	assert_int_equal(mgw_load_parse_dialect("dual", &v), MGW_EINVAL);
