@@ -606,7 +606,7 @@ static int parse_args(struct run *R, int argc, char **argv)
 	o->cooldown_threshold = DEFAULT_THRESHOLD;
 	o->service_ms = DEFAULT_SERVICE_MS;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
 		rc = 0;
 		switch (opt) {
 		case 'h':

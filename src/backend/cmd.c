@@ -504,7 +504,12 @@ int mgw_backend_main(int argc, char **argv)
 			rc = usage_error("--tls-cert applies to --listen listeners; none given");
 			goto out;
 		}
-		for (size_t i = 0; i < cfg->n_listeners && n_ls < MAX_LISTEN; i++)
+		if (cfg->n_listeners > MAX_LISTEN) {
+			rc = usage_error("%zu listeners in the file; at most %d",
+			                 cfg->n_listeners, MAX_LISTEN);
+			goto out;
+		}
+		for (size_t i = 0; i < cfg->n_listeners; i++)
 			ls[n_ls++] = (struct listen_spec){cfg->listeners[i].address,
 			                                  cfg->listeners[i].tls_cert,
 			                                  cfg->listeners[i].tls_key};

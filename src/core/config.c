@@ -20,6 +20,7 @@
 #include "http/headers.h"
 #include "mcp/era.h"
 #include "util/parse.h"
+#include "util/redis_url.h"
 #include "util/url.h"
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -223,10 +224,13 @@ static int check_url(const char *s, char *why, size_t whylen)
 
 static int check_redis_url(const char *s, char *why, size_t whylen)
 {
-	if ((strncmp(s, "redis://", 8) == 0 && s[8]) ||
-	    (strncmp(s, "unix:", 5) == 0 && s[5]))
+	char err[256];
+
+	/* the connection's own parser, so that check-config finds what
+	 * serve would refuse (its message shows no password) */
+	if (mgw_redis_url_check(s, NULL, 0, err, sizeof(err)) == 0)
 		return 0;
-	snprintf(why, whylen, "must be redis://HOST[:PORT][/DB] or unix:PATH");
+	snprintf(why, whylen, "%s", err);
 	return -1;
 }
 

@@ -129,7 +129,7 @@ static void usage(FILE *out)
 "  --timeout DURATION\n"
 "        Bound on each call (handshake included); 0 = none.  Default: 10s.\n"
 "  --seed N\n"
-"        Seed of the call mix and think times (default: random).\n"
+"        Seed of the call mix and think times (default, and 0: random).\n"
 "\n"
 "Scenario and output:\n"
 "  --scenario FILE\n"

@@ -19,6 +19,8 @@
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
 
+#include "util/redis_url.h"
+
 struct mgw_redis;
 
 enum mgw_redis_state {
@@ -66,11 +68,8 @@ struct mgw_redis_stats {
 	uint64_t timeouts;      /* commands unanswered within the timeout */
 };
 
-/* Checks a URL (the form in struct mgw_redis_opts).  Returns 0 and, when
- * display is not NULL, the URL without its password there (for logs); or
- * MGW_EINVAL / MGW_ENOMEM with a message in err. */
-int mgw_redis_url_check(const char *url, char *display, size_t displen,
-                        char *err, size_t errlen);
+/* mgw_redis_url_check (util/redis_url.h) checks the URL of
+ * struct mgw_redis_opts. */
 
 /* A connection to o->url on base; the first attempt starts at once.
  * Returns NULL with a message in err only for a malformed URL or no

@@ -1070,7 +1070,7 @@ int mgw_fwd_refusal_body(int status, const struct mgw_headers *req,
 	                             mgw_headers_get(req, "accept"), 0))
 		return -1;
 	if (mgw_proxy_reply_error(&r, MGW_PERR_TOO_LARGE,
-	                          "request too large (limits.max_body)", 1,
+	                          "request too large (limits.max_body_bytes)", 1,
 	                          NULL) != 0)
 		return -1;
 	*ctype = r.content_type;
@@ -1114,7 +1114,9 @@ struct mgw_fwd *mgw_fwd_new(struct event_base *base,
 
 		mgw_client_limits_default(&lim);
 		lim.max_conns_per_origin = share(g->conf->max_connections, n_workers);
-		lim.max_idle_per_origin = share(g->conf->max_idle, n_workers);
+		/* max_idle: 0 means no idle pool, not one per worker */
+		lim.max_idle_per_origin = g->conf->max_idle
+		                          ? share(g->conf->max_idle, n_workers) : 0;
 		if (lim.max_idle_per_origin > lim.max_conns_per_origin)
 			lim.max_idle_per_origin = lim.max_conns_per_origin;
 		f->clients[gi] = mgw_client_new(base, &lim);

@@ -30,6 +30,7 @@ usage "bad signal" 'KILL or TERM' pod-kill --kill-signal HUP
 usage "bad placeholder" 'unknown placeholder \{lisen\}' pod-kill --external 'x {lisen}'
 usage "no cell matches" 'no cell matches' pod-kill --cell 'nothing-*'
 usage "unknown option" "unknown option '--fast'" pod-kill --fast
+usage "option without its value" "--duration needs a value" pod-kill --duration
 usage "bad --reconnect-after" 'reconnect-after' pod-kill --reconnect-after -1
 assert_eq "usage errors create nothing" "" "$(ls -A "$T_DIR/cwd")"
 

@@ -216,8 +216,12 @@ static void test_errors(void **state)
 	             "t.yaml:6:23: sessions.max_repin_attempts: out of range: "
 	             "must be between 0 and 10");
 	expect_error(UP1 "sessions:\n  redis:\n    url: http://x\n",
-	             "t.yaml:7:10: sessions.redis.url: must be "
-	             "redis://HOST[:PORT][/DB] or unix:PATH");
+	             "t.yaml:7:10: sessions.redis.url: redis URL must be "
+	             "redis://HOST[:PORT][/DB] or unix:PATH: http://x");
+	/* the connection's own parser: what serve would refuse at start */
+	expect_error(UP1 "sessions:\n  redis:\n    url: redis://h:99999\n",
+	             "t.yaml:7:10: sessions.redis.url: redis URL has a bad host "
+	             "or port: redis://h:99999");
 	expect_error(UP1 "sessions:\n  redis:\n    key_prefix: \"a b\"\n",
 	             "t.yaml:7:17: sessions.redis.key_prefix: must be visible "
 	             "ASCII without spaces");

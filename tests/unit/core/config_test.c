@@ -465,7 +465,11 @@ static void test_value_checks(void **state)
 		 "  - address: \"127.0.0.1:80\"", "test.yaml:3:14: "
 		 "listeners[1].address: same address as listeners[0]"},
 		{"backend:\n  redis: http://x", "test.yaml:2:10: backend.redis: "
-		 "must be redis://HOST[:PORT][/DB] or unix:PATH"},
+		 "redis URL must be redis://HOST[:PORT][/DB] or unix:PATH: "
+		 "http://x"},
+		{"backend:\n  redis: \"redis://:pw@h:99999\"", "test.yaml:2:10: "
+		 "backend.redis: redis URL has a bad host or port: "
+		 "redis://***@h:99999"},
 		{"backend:\n  path: mcp", "test.yaml:2:9: backend.path: must start "
 		 "with '/' (at most 1024 bytes)"},
 		{"backend:\n  path: /mcp?x=1", "test.yaml:2:9: backend.path: must "
