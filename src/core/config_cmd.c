@@ -35,6 +35,20 @@ struct options {
 	int help;
 };
 
+/* One file per run: a second -c/-s would silently replace the first
+ * (and "-s A -c B" checked B as a scenario). */
+static int set_file(struct options *o, const char *file, int scenario)
+{
+	if (o->file) {
+		fprintf(stderr, "mcpgw check-config: one FILE per run (-c FILE "
+		        "or --scenario FILE)\n");
+		return -1;
+	}
+	o->file = file;
+	o->scenario = scenario;
+	return 0;
+}
+
 /* Returns 0, or -1 after printing what was wrong with the arguments. */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -50,18 +64,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 				fprintf(stderr, "mcpgw check-config: %s needs a FILE\n", a);
 				return -1;
 			}
-			o->file = argv[++i];
+			if (set_file(o, argv[++i], 0) != 0)
+				return -1;
 		} else if (strcmp(a, "-s") == 0 || strcmp(a, "--scenario") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "mcpgw check-config: %s needs a FILE\n", a);
 				return -1;
 			}
-			o->file = argv[++i];
-			o->scenario = 1;
+			if (set_file(o, argv[++i], 1) != 0)
+				return -1;
 		} else if (strncmp(a, "--config=", 9) == 0) {
-			o->file = a + 9;
+			if (set_file(o, a + 9, 0) != 0)
+				return -1;
 		} else if (strncmp(a, "-c", 2) == 0) {
-			o->file = a + 2;
+			if (set_file(o, a + 2, 0) != 0)
+				return -1;
 		} else {
 			fprintf(stderr, "mcpgw check-config: unexpected argument '%s'\n",
 			        a);

@@ -193,6 +193,10 @@ static void test_usage(void **state)
 	assert_non_null(strstr(errout, "unexpected argument '--bogus'"));
 	assert_int_equal(RUN("-c", good, "extra"), MGW_EXIT_USAGE);
 	assert_int_equal(RUN("-q"), MGW_EXIT_USAGE);
+	/* one file per run: "-s A -c B" used to check B as a scenario */
+	assert_int_equal(RUN("-s", good, "-c", good), MGW_EXIT_USAGE);
+	assert_non_null(strstr(errout, "one FILE per run"));
+	assert_int_equal(RUN("-c", good, "-c", good), MGW_EXIT_USAGE);
 }
 
 static void test_help(void **state)
