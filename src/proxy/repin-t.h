@@ -29,6 +29,12 @@ enum mgw_repin_reason {
 	MGW_REPIN_REFUSED,      /* "refused": the request provably did not
 	                         * reach the replica (connect refused, h2
 	                         * REFUSED_STREAM / GOAWAY) */
+	MGW_REPIN_LOST_INFLIGHT,/* "lost_in_flight": a request safe to send
+	                         * again was lost in flight on it twice in a
+	                         * row (connection closed or reset after the
+	                         * request was written) */
+	/* from here on the replica answered: it is alive (kept as a last
+	 * resort) */
 	MGW_REPIN_LOST_404,     /* "lost_404": the replica answered 404 */
 	MGW_REPIN_LOST_400,     /* "lost_400": 400 with a lost-session body */
 	MGW_REPIN_LOST_OTHER,   /* "lost_other": another configured status */

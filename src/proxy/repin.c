@@ -38,6 +38,7 @@ static const char *const reason_names[MGW_REPIN_REASON_N] = {
 	[MGW_REPIN_DRAINING] = "draining",
 	[MGW_REPIN_UNPINNED] = "unpinned",
 	[MGW_REPIN_REFUSED] = "refused",
+	[MGW_REPIN_LOST_INFLIGHT] = "lost_in_flight",
 	[MGW_REPIN_LOST_404] = "lost_404",
 	[MGW_REPIN_LOST_400] = "lost_400",
 	[MGW_REPIN_LOST_OTHER] = "lost_other",

@@ -97,6 +97,8 @@ struct mgw_sf_req {
 	unsigned attempts;
 	unsigned repins;                  /* re-pin runs this request needed */
 	unsigned replays;                 /* sent again after a loss */
+	const struct mgw_upstream_server *lost_on; /* server of the last
+	                                  * loss in flight */
 	/* the answer */
 	enum sf_mode mode;
 	int status;
@@ -1453,6 +1455,15 @@ static void on_up_error(struct mgw_client_req *r,
 	if (q->replays++ == 0)
 		atomic_fetch_add(&q->sf->sh->cnt.inflight_replayed, 1);
 	note_why(q, "replayed-after-loss");
+	if (s && q->lost_on == s) {
+		/* Lost on this replica twice in a row: it is going away, even
+		 * if nothing says so yet (a dying process closes its
+		 * connections one at a time, and its listen queue still
+		 * completes handshakes until it is closed too). */
+		repin(q, s, MGW_REPIN_LOST_INFLIGHT);
+		return;
+	}
+	q->lost_on = s;
 	/* Through the pin check again: a replica that is down, ejected or
 	 * refusing by now moves the session; one that still answers gets
 	 * the request again (it is safe to). */

@@ -19,6 +19,9 @@
 #   could) is refused, not forwarded.
 # - An initialize whose answer is cut after its head ends the session the
 #   replica opened.
+# - A replica that loses a request in flight twice in a row while its
+#   health check passes: the request (safe to send again) moves with its
+#   session to another replica and is answered there.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
@@ -79,7 +82,10 @@ cat >"$T_DIR/fake.js" <<'EOF'
 // refusenotify (as forget, and every notifications/initialized after the
 // first answered 500, so that a replayed initialize leaves a session the
 // gateway must end), initbreak (initialize answered with a session id and
-// half a body, then the connection cut).  DELETEs are counted.
+// half a body, then the connection cut), drop (every other request read
+// whole, then its connection cut without an answer: a replica that loses
+// requests in flight while its health check passes).  DELETEs are
+// counted.
 // GET /count tells how many initialize and other requests it saw.
 const http = require('http');
 const crypto = require('crypto');
@@ -120,6 +126,10 @@ const srv = http.createServer((req, res) => {
       return;
     }
     others++;
+    if (mode === 'drop') {
+      res.socket.destroy();
+      return;
+    }
     if (mode === 'badversion') {
       res.statusCode = 400;
       res.end(JSON.stringify({ jsonrpc: '2.0', id: m.id, error: { code: -32600, message: 'Bad Request: Unsupported protocol version' } }));
@@ -241,6 +251,42 @@ assert_match "an initialize cut mid-answer fails" '^5[0-9][0-9]$' "$CODE"
 ib_ended() { [ "$(fcount "$IB" .deletes)" -ge "$(fcount "$IB" .inits)" ]; }
 poll_until 5 ib_ended && ok "each session opened by a cut initialize was ended (DELETE)" ||
 	fail "cut initializes left sessions: $(fcount "$IB" .inits) initializes, $(fcount "$IB" .deletes) DELETEs"
+sf_stop_serve
+
+# A replica that loses a request in flight twice in a row while its
+# health check passes (and connects still work): the request, safe to
+# send again (ping), is sent there once more, then the session moves to
+# the other replica, which answers it.  Without the second-loss rule it
+# was sent a third time and answered 502.
+start_fake drop
+DROP=$F_ADDR
+start_backend --era legacy --id r9
+R9=$B_ADDR
+SF_WORKERS=1 SF_WEIGHTS="1000 1" SF_SESSIONS='  store: memory
+  max_repin_attempts: 2' sf_config "$T_DIR/drop.yaml" stateful "$DROP" "$R9"
+start_serve -c "$T_DIR/drop.yaml"
+DGW=$G_ADDR
+on_drop=0
+for k in 1 2 3 4 5 6 7 8 9 10; do
+	I0=$(fcount "$DROP" .inits)
+	sf_init "$G_URL" || break
+	if [ "$(fcount "$DROP" .inits)" -gt "$I0" ]; then
+		on_drop=1
+		break
+	fi
+	req DELETE "$G_URL" -H "Mcp-Session-Id: $SID" -H "MCP-Protocol-Version: $NEGOTIATED"
+done
+[ "$on_drop" = 1 ] || die "no session landed on the dropping replica in 10 tries"
+legacy "$G_URL" 11 ping '{}'
+assert_code "lost in flight twice on one replica: the request is answered by the other" 200
+assert_jq "... with its own id and result" '.id == 11 and .result == {}'
+assert_eq "... after one more try on the first replica (2 sends there)" 2 "$(fcount "$DROP" .others)"
+assert_eq "the session re-pinned for it (lost_in_flight)" 1 \
+	"$(gstat "$DGW" '.sessions.repins.lost_in_flight')"
+assert_eq "the request counted once as replayed" 1 "$(gstat "$DGW" '.sessions.inflight_replayed')"
+legacy "$G_URL" 12 ping '{}'
+assert_code "the session goes on on its new replica" 200
+assert_eq "... without touching the first one again" 2 "$(fcount "$DROP" .others)"
 sf_stop_serve
 
 finish
