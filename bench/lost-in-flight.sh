@@ -38,7 +38,7 @@ for x in "$MCPGW" "$MCPGW_BENCH"; do
 	[ -x "$x" ] || { echo "$x missing: build first (scripts/build.sh _build/normal) or set MCPGW / MCPGW_BENCH" >&2; exit 2; }
 done
 command -v jq >/dev/null || { echo "jq missing: run scripts/setup.sh" >&2; exit 2; }
-[ -n "$OUT" ] || OUT=$(mktemp -d /tmp/lost-in-flight.XXXXXX)
+[ -n "$OUT" ] || OUT=$(mktemp -d)
 mkdir -p "$OUT"
 [ ! -e "$OUT/run" ] || { echo "$OUT/run exists: give a new -o DIR" >&2; exit 2; }
 
