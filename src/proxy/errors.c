@@ -179,3 +179,61 @@ enum mgw_proxy_error mgw_proxy_next_error(enum mgw_upstream_next v,
 	*detail = NULL;
 	return MGW_PERR_INTERNAL;
 }
+
+enum mgw_proxy_error mgw_proxy_error_kind(const struct mgw_client_error *e)
+{
+	switch (e->cls) {
+	case MGW_CLIENT_E_TIMEOUT:
+		return MGW_PERR_TIMEOUT;
+	case MGW_CLIENT_E_DNS:
+	case MGW_CLIENT_E_CONNECT:
+	case MGW_CLIENT_E_TLS:
+		return MGW_PERR_CONNECT;
+	default:
+		return (e->flags & MGW_CLIENT_F_CONNECT) ? MGW_PERR_CONNECT
+		                                         : MGW_PERR_UPSTREAM;
+	}
+}
+
+void mgw_proxy_describe_error(const struct mgw_client_error *e,
+                            enum mgw_proxy_error kind, char *buf, size_t len)
+{
+	const char *what;
+
+	switch (e->cls) {
+	case MGW_CLIENT_E_TIMEOUT:
+		snprintf(buf, len, "upstream server timed out (%s)",
+		         e->msg ? e->msg : "timeout");
+		return;
+	case MGW_CLIENT_E_DNS: what = "upstream name did not resolve"; break;
+	case MGW_CLIENT_E_CONNECT: what = "could not connect to an upstream server"; break;
+	case MGW_CLIENT_E_TLS: what = "TLS with the upstream server failed"; break;
+	case MGW_CLIENT_E_PROTO: what = "invalid response from the upstream server"; break;
+	case MGW_CLIENT_E_REFUSED: what = "upstream server refused the request"; break;
+	case MGW_CLIENT_E_RESET: what = "upstream server reset the request"; break;
+	case MGW_CLIENT_E_CLOSED: what = "upstream server closed the connection"; break;
+	default: what = mgw_proxy_error_info(kind)->message; break;
+	}
+	snprintf(buf, len, "%s", what);
+}
+
+int mgw_proxy_refusal_body(int status, const struct mgw_headers *req,
+                           const char **ctype, char **body, size_t *len,
+                           void *arg)
+{
+	struct mgw_proxy_reply r;
+
+	(void)arg;
+	if (status != 413 || !req ||
+	    !mgw_proxy_wants_jsonrpc(NULL, mgw_headers_get(req, "content-type"),
+	                             mgw_headers_get(req, "accept"), 0))
+		return -1;
+	if (mgw_proxy_reply_error(&r, MGW_PERR_TOO_LARGE,
+	                          "request too large (limits.max_body_bytes)", 1,
+	                          NULL) != 0)
+		return -1;
+	*ctype = r.content_type;
+	*body = r.body; /* ownership moves to the server layer */
+	*len = r.len;
+	return 0;
+}

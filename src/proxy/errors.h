@@ -11,6 +11,8 @@
 
 #include "mcp/jsonrpc.h"
 #include "proxy/errors-t.h"
+#include "http/client-t.h"
+#include "http/headers-t.h"
 #include "proxy/upstream-t.h"
 
 /* The answer to a request whose next attempt found no server (v from
@@ -67,5 +69,26 @@ int mgw_proxy_reply_error(struct mgw_proxy_reply *r, enum mgw_proxy_error e,
 
 /* Frees the body; r may be zeroed already.  NULL allowed. */
 void mgw_proxy_reply_deinit(struct mgw_proxy_reply *r);
+
+/* The gateway error for a failed upstream attempt whose failure has not
+ * reached the client: timeouts -32003, failures to connect -32002,
+ * everything else -32005. */
+enum mgw_proxy_error mgw_proxy_error_kind(const struct mgw_client_error *e);
+
+/* The message of such an error: a timeout names which one; other classes
+ * get a fixed phrase, so that no upstream address or system detail
+ * reaches the client.  Writes at most len bytes to buf. */
+void mgw_proxy_describe_error(const struct mgw_client_error *e,
+                              enum mgw_proxy_error kind, char *buf,
+                              size_t len);
+
+/* The server layer's refusal-body builder (mgw_http_refusal_cb) for the
+ * gateway: a request refused for its size (413, before its body was read,
+ * so without an id) gets the JSON-RPC error -32004 with a null id when it
+ * declared a JSON body or accepts JSON; every other refusal keeps the
+ * layer's plain text.  arg is unused. */
+int mgw_proxy_refusal_body(int status, const struct mgw_headers *req,
+                           const char **ctype, char **body, size_t *len,
+                           void *arg);
 
 #endif

@@ -96,8 +96,7 @@ struct mgw_repin_counters {
 
 /* What a run needs from its worker (borrowed, outlives the map). */
 struct mgw_repin_env {
-	struct mgw_upstream_picker *picker;   /* the worker's own */
-	struct mgw_client_origin ***origins;  /* [group][server] */
+	struct mgw_upool *pool;               /* the worker's own */
 	const struct mgw_sessions_conf *sconf;
 	size_t max_depth;                     /* JSON nesting bound */
 	struct mgw_repin_counters *cnt;
@@ -110,6 +109,7 @@ struct mgw_repin_env {
 };
 
 struct mgw_repin_run;
+struct mgw_upool;
 
 /* A run's answer to one waiter: status 0 with rec (a reference that now
  * belongs to the callback) and srv, the server to send to (available when

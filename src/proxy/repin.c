@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/headers.h"
-#include "proxy/forward.h"
+#include "proxy/pool.h"
 #include "proxy/repin.h"
 #include "proxy/sse.h"
 #include "proxy/upstream.h"
@@ -237,6 +237,7 @@ struct mgw_repin_bg {
 	struct mgw_repin_map *map;
 	struct mgw_repin_bg *prev, *next;
 	struct mgw_client_req *up;
+	struct mgw_upstream_server *srv;  /* acquired while up runs */
 };
 
 static uint64_t hash_key(const struct mgw_session_view *v, const char *id)
@@ -457,19 +458,16 @@ static void on_run_error(struct mgw_client_req *q,
  * (notify 1) to r->srv.  Returns 0 or MGW_E* (nothing in flight). */
 static int send_replay(struct mgw_repin_run *r, int notify)
 {
-	const struct mgw_upstream_group *g = r->route->group;
 	struct mgw_client_reqspec spec;
 	struct mgw_headers h;
-	char *target;
 	int rc;
 
 	mgw_headers_init(&h);
-	target = mgw_fwd_upstream_target(r->srv, r->target);
-	rc = target ? replay_headers(&h, r, notify) : MGW_ENOMEM;
+	rc = replay_headers(&h, r, notify);
 	if (rc == 0) {
 		memset(&spec, 0, sizeof(spec));
 		spec.method = "POST";
-		spec.target = target;
+		spec.target = r->target;
 		spec.authority = r->authority;
 		spec.headers = &h;
 		if (!notify) {
@@ -491,13 +489,10 @@ static int send_replay(struct mgw_repin_run *r, int notify)
 		r->status = 0;
 		r->is_sse = 0;
 		evbuffer_drain(r->body, evbuffer_get_length(r->body));
-		rc = mgw_client_request(r->map->env.origins[g->index][r->srv->index],
-		                        &spec, &r->up);
+		rc = mgw_upool_send(r->map->env.pool, r->srv, &spec, &r->up);
 	}
-	free(target);
 	mgw_headers_deinit(&h);
 	if (rc == 0) {
-		mgw_upstream_acquire(r->srv);
 		r->acquired = 1;
 		r->state = notify ? R_NOTIFY : R_INIT;
 	}
@@ -645,7 +640,8 @@ static void on_run_error(struct mgw_client_req *q,
 static void next_attempt(struct mgw_repin_run *r)
 {
 	const struct mgw_upstream_group *g = r->route->group;
-	struct mgw_upstream_server *s;
+	struct mgw_upstream_server *s = NULL;
+	enum mgw_upstream_next v;
 	uint64_t now = mgw_now_ms();
 	int rc;
 
@@ -658,14 +654,19 @@ static void next_attempt(struct mgw_repin_run *r)
 		 * when it is the only one left (a single replica restarted) */
 		if (r->soft)
 			r->hard[r->n_hard] = r->soft; /* room: see add_hard */
-		s = mgw_upstream_group_pick(r->map->env.picker, g, NULL, 0,
-		                            (const struct mgw_upstream_server *const *)r->hard,
-		                            r->n_hard + (r->soft ? 1 : 0), now);
-		if (!s && r->soft && !is_hard(r, r->soft))
-			s = mgw_upstream_group_pick(r->map->env.picker, g, NULL, 0,
-			                            (const struct mgw_upstream_server *const *)r->hard,
-			                            r->n_hard, now);
-		if (!s) {
+		v = mgw_upool_choose(r->map->env.pool, g, NULL, 0, r->hard,
+		                     r->n_hard + (r->soft ? 1 : 0),
+		                     MGW_UPOOL_RETRY, now, &s);
+		if (v == MGW_NEXT_ALL_TRIED && r->soft && !is_hard(r, r->soft))
+			v = mgw_upool_choose(r->map->env.pool, g, NULL, 0, r->hard,
+			                     r->n_hard, MGW_UPOOL_RETRY, now, &s);
+		if (v == MGW_NEXT_NO_BUDGET) {
+			/* a replay is a retry like any other: the session
+			 * stays where it is, the request may come again */
+			finish_fail(r, MGW_EAGAIN, "retry budget exhausted");
+			return;
+		}
+		if (v != MGW_NEXT_OK) {
 			finish_fail(r, MGW_EPROTO, "no healthy replica left");
 			return;
 		}
@@ -829,6 +830,8 @@ static void bg_free(struct mgw_repin_bg *b)
 	if (b->next)
 		b->next->prev = b->prev;
 	m->n_bg--;
+	if (b->srv)
+		mgw_upstream_release(b->srv);
 	free(b);
 }
 
@@ -1005,23 +1008,20 @@ int mgw_repin_end_upstream(struct mgw_repin_map *m,
                            const char *authority,
                            const struct mgw_headers *creds, const char *sid)
 {
-	const struct mgw_upstream_group *g = route->group;
 	struct mgw_client_reqspec spec;
 	struct mgw_repin_bg *b;
 	struct mgw_headers h;
-	char *t;
 	int rc = MGW_ENOMEM;
 
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return MGW_ENOMEM;
 	mgw_headers_init(&h);
-	t = mgw_fwd_upstream_target(srv, target);
-	if (t && mgw_headers_adds(&h, "Mcp-Session-Id", sid) == 0 &&
+	if (mgw_headers_adds(&h, "Mcp-Session-Id", sid) == 0 &&
 	    add_creds(&h, creds) == 0) {
 		memset(&spec, 0, sizeof(spec));
 		spec.method = "DELETE";
-		spec.target = t;
+		spec.target = target;
 		spec.authority = authority;
 		spec.headers = &h;
 		spec.tmo = &route->tmo;
@@ -1030,10 +1030,10 @@ int mgw_repin_end_upstream(struct mgw_repin_map *m,
 		spec.on_end = on_bg_end;
 		spec.on_error = on_bg_error;
 		spec.arg = b;
-		rc = mgw_client_request(m->env.origins[g->index][srv->index], &spec,
-		                        &b->up);
+		rc = mgw_upool_send(m->env.pool, srv, &spec, &b->up);
+		if (rc == 0)
+			b->srv = srv;
 	}
-	free(t);
 	mgw_headers_deinit(&h);
 	if (rc != 0) {
 		free(b);

@@ -27,7 +27,7 @@
 #include "modules/redis_store/redis_store.h"
 #endif
 #include "net/tls.h"
-#include "proxy/forward.h"
+#include "proxy/pipeline.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
 #include "proxy/stateful.h"
@@ -564,8 +564,8 @@ int mgw_serve_main(int argc, char **argv)
 			fprintf(stderr, "mcpgw serve: %s\n", err);
 			goto out;
 		}
-		if (sv.sf && mgw_fwd_enable_stateful(sv.workers[i]->fwd, sv.sf, err,
-		                                     sizeof(err)) != 0) {
+		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
+		                                          err, sizeof(err)) != 0) {
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
 			goto out;
 		}

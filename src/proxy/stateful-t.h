@@ -66,15 +66,15 @@ struct mgw_sf_shared {
 	struct mgw_sf_counters cnt;
 };
 
-struct mgw_fwd;
+struct mgw_pipeline;
 struct mgw_sf_req;
 struct mgw_sf_bg;
 
 /* The stateful path of one worker (used from its thread only). */
 struct mgw_sf {
 	struct mgw_sf_shared *sh;
-	struct mgw_fwd *f;              /* the worker's forwarder: upstream
-	                                 * clients, origins, picker */
+	struct mgw_pipeline *pl;        /* the worker's pipeline (its
+	                                 * upstream pool, counters) */
 	struct mgw_session_view *views[MGW_SF_STORE_KINDS];
 	struct mgw_repin_map map;
 	struct mgw_sf_req *streams;     /* GET streams being relayed */

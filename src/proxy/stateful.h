@@ -1,5 +1,5 @@
-/* stateful.h - the stateful path of `mcpgw serve`: legacy (2025-11-25)
- * sessions terminated by the gateway.
+/* stateful.h - the stateful handler of `mcpgw serve` (handler.h):
+ * legacy (2025-11-25) sessions terminated by the gateway.
  *
  * The client sees session ids the gateway minted (the store's); each maps
  * to the upstream session of the replica the session is pinned to.
@@ -55,10 +55,10 @@ struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
  * thread of house, or after its loop ended.  NULL allowed. */
 void mgw_sf_shared_free(struct mgw_sf_shared *sh);
 
-/* The stateful path of one worker: a view of each store on f's loop and
- * the map of re-pins.  f must outlive it.  Returns NULL with a message in
- * err. */
-struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_fwd *f,
+/* The stateful handler's state on one worker: a view of each store on
+ * pl's loop and the map of re-pins.  pl must outlive it.  Returns NULL
+ * with a message in err. */
+struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_pipeline *pl,
                           char *err, size_t errlen);
 
 /* Frees it after every request of it ended (the worker's HTTP server was
@@ -68,20 +68,13 @@ void mgw_sf_free(struct mgw_sf *sf);
 
 /* 1 if a request belongs to the stateful path under mode: in stateful
  * mode, a POST initialize, anything carrying Mcp-Session-Id, and GET or
- * DELETE on the MCP endpoint (mgw_fwd_is_mcp_endpoint; without a session
+ * DELETE on the MCP endpoint (mgw_proxy_is_mcp_endpoint; without a session
  * they are answered 400); in auto mode the same, except that modern
  * requests (era) and sessionless GET/DELETE stay on the stateless path.
  * m may be NULL. */
 int mgw_sf_claims(enum mgw_mode_conf mode, const char *method,
                   const char *path, const struct mgw_headers *h,
                   const struct mgw_jrpc_msg *m, enum mgw_era era);
-
-/* Takes over exchange x (the handler's): route is its route, *m its
- * classification (moved out when have_msg: *m is left empty), as_json
- * whether gateway errors are JSON-RPC.  x is answered in every case. */
-void mgw_sf_handle(struct mgw_sf *sf, struct mgw_http_exchange *x,
-                   const struct mgw_route *route, struct mgw_jrpc_msg *m,
-                   int have_msg, int as_json);
 
 /* Adds "sessions" (totals over the stores, and each store's own
  * counters) and "stateful" (the path's counters, re-pins by reason) to

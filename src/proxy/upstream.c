@@ -413,34 +413,6 @@ int mgw_upstream_report(struct mgw_upstream_server *s,
 	return 0;
 }
 
-enum mgw_upstream_next mgw_upstream_next(struct mgw_upstream_picker *pk,
-	const struct mgw_upstreams *ups, const struct mgw_upstream_group *g,
-	const char *key, size_t keylen, struct mgw_upstream_tried *t,
-	int is_retry, uint64_t now, struct mgw_upstream_server **out)
-{
-	struct mgw_upstream_server *s;
-
-	s = mgw_upstream_group_pick(pk, g, key, keylen,
-	                            (const struct mgw_upstream_server *const *)t->v,
-	                            t->n, now);
-	if (!s)
-		return t->n == 0 ? MGW_NEXT_NONE_HEALTHY : MGW_NEXT_ALL_TRIED;
-	if (is_retry && !mgw_retry_budget_try(ups->budget, now))
-		return MGW_NEXT_NO_BUDGET;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 4;
-		void *p = realloc(t->v, cap * sizeof(*t->v));
-
-		if (!p)
-			return MGW_NEXT_NOMEM;
-		t->v = p;
-		t->cap = cap;
-	}
-	t->v[t->n++] = s;
-	*out = s;
-	return MGW_NEXT_OK;
-}
-
 void mgw_upstream_tried_free(struct mgw_upstream_tried *t)
 {
 	free(t->v);

@@ -61,15 +61,6 @@ struct mgw_upstream_server *mgw_upstream_group_pick(
 	const struct mgw_upstream_server *const *exclude, size_t n_exclude,
 	uint64_t now);
 
-/* The next attempt of one request: the server g's balancer picks among
- * those it has not tried (key/keylen as for mgw_upstream_group_pick);
- * for a retry (is_retry) the proxy-wide budget ups->budget must agree
- * too.  On MGW_NEXT_OK *out is that server, already recorded in t.  The
- * stateless and stateful paths both start their attempts here. */
-enum mgw_upstream_next mgw_upstream_next(struct mgw_upstream_picker *pk,
-	const struct mgw_upstreams *ups, const struct mgw_upstream_group *g,
-	const char *key, size_t keylen, struct mgw_upstream_tried *t,
-	int is_retry, uint64_t now, struct mgw_upstream_server **out);
 /* Frees t's list (the servers are not the list's). */
 void mgw_upstream_tried_free(struct mgw_upstream_tried *t);
 

@@ -9,13 +9,13 @@
 #include <event2/event.h>
 
 #include "http/server.h"
-#include "proxy/forward-t.h"
+#include "proxy/pipeline-t.h"
 
 struct mgw_worker {
 	unsigned index;
 	struct event_base *base;        /* this thread's loop (owned) */
 	struct mgw_http_server *http;   /* owned: listeners and connections */
-	struct mgw_fwd *fwd;            /* owned: the request path */
+	struct mgw_pipeline *pl;        /* owned: the request pipeline */
 	struct event *stop_ev;          /* activated by the main thread */
 	struct event *exited_ev;        /* the main loop's "a worker ended"
 	                                 * event (not owned) */

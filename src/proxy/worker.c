@@ -12,7 +12,8 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "net/listener.h"
-#include "proxy/forward.h"
+#include "proxy/errors.h"
+#include "proxy/pipeline.h"
 #include "proxy/worker.h"
 
 static void on_shutdown_done(void *arg)
@@ -52,9 +53,9 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	w->stop_ev = event_new(w->base, -1, 0, on_stop, w);
 	if (!w->stop_ev)
 		goto nomem;
-	w->fwd = mgw_fwd_new(w->base, &cfg->serve, routes, ups, n_workers, 0, err,
-	                     errlen);
-	if (!w->fwd)
+	w->pl = mgw_pipeline_new(w->base, &cfg->serve, routes, ups, n_workers, 0,
+	                         err, errlen);
+	if (!w->pl)
 		goto fail;
 	{
 		/* limits.max_connections is the gateway's: each worker takes
@@ -64,12 +65,12 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 		if (n_workers > 1)
 			lim.max_connections = (lim.max_connections + n_workers - 1) /
 			                      n_workers;
-		w->http = mgw_http_server_new(w->base, &lim, mgw_fwd_on_request,
-		                              w->fwd);
+		w->http = mgw_http_server_new(w->base, &lim, mgw_pipeline_on_request,
+		                              w->pl);
 	}
 	if (!w->http)
 		goto nomem;
-	mgw_http_server_set_refusal_cb(w->http, mgw_fwd_refusal_body, NULL);
+	mgw_http_server_set_refusal_cb(w->http, mgw_proxy_refusal_body, NULL);
 	return w;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -146,7 +147,7 @@ void mgw_worker_free(struct mgw_worker *w)
 	/* the server first: aborting its exchanges ends every request of the
 	 * forwarder, which can then go */
 	mgw_http_server_free(w->http);
-	mgw_fwd_free(w->fwd);
+	mgw_pipeline_free(w->pl);
 	if (w->stop_ev)
 		event_free(w->stop_ev);
 	if (w->base)

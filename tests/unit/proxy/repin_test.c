@@ -30,6 +30,7 @@
 #include "http/headers.h"
 #include "http/server.h"
 #include "mcp/jsonrpc.h"
+#include "proxy/pool.h"
 #include "proxy/repin.h"
 #include "proxy/route.h"
 #include "proxy/upstream.h"
@@ -233,9 +234,7 @@ struct fx {
 	struct mgw_config *cfg;
 	struct mgw_upstreams *ups;
 	struct mgw_routes *routes;
-	struct mgw_upstream_picker *picker;
-	struct mgw_client *client;
-	struct mgw_client_origin **origins[1];
+	struct mgw_upool *pool;
 	struct mgw_session_store *store;
 	struct mgw_session_view *view, *view2;
 	struct mgw_repin_counters cnt;
@@ -399,16 +398,8 @@ static int setup(void **state)
 	assert_non_null(f->ups);
 	f->routes = mgw_routes_new(&f->cfg->serve, f->ups, err, sizeof(err));
 	assert_non_null(f->routes);
-	f->picker = mgw_upstream_picker_new(f->ups, 42);
-	f->client = mgw_client_new(f->base, NULL);
-	f->origins[0] = calloc(N_SRV, sizeof(*f->origins[0]));
-	for (int i = 0; i < N_SRV; i++) {
-		struct mgw_client_origin_cfg oc;
-
-		mgw_upstream_origin_cfg(&f->ups->groups[0].servers[i], &oc);
-		assert_int_equal(mgw_client_origin_new(f->client, &oc,
-		                                       &f->origins[0][i]), 0);
-	}
+	f->pool = mgw_upool_new(f->base, f->ups, 1, 42, err, sizeof(err));
+	assert_non_null(f->pool);
 	f->store = mgw_session_store_new(&f->cfg->serve.sessions, NULL, err,
 	                                 sizeof(err));
 	assert_non_null(f->store);
@@ -429,8 +420,7 @@ static int setup(void **state)
 	assert_non_null(f->rec);
 
 	memset(&env, 0, sizeof(env));
-	env.picker = f->picker;
-	env.origins = f->origins;
+	env.pool = f->pool;
 	env.sconf = &f->cfg->serve.sessions;
 	env.cnt = &f->cnt;
 	env.on_repinned = on_hook;
@@ -450,11 +440,9 @@ static int teardown(void **state)
 	mgw_session_view_free(f->view);
 	mgw_session_view_free(f->view2);
 	mgw_session_store_free(f->store);
-	mgw_client_free(f->client);
-	free(f->origins[0]);
+	mgw_upool_free(f->pool);
 	for (int i = 0; i < N_SRV; i++)
 		mgw_http_server_free(f->srv[i].http);
-	mgw_upstream_picker_free(f->picker);
 	mgw_routes_free(f->routes);
 	mgw_upstreams_free(f->ups);
 	mgw_config_free(f->cfg);

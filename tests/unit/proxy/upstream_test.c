@@ -193,60 +193,6 @@ static void test_build_without_groups(void **state)
 
 /* ---- the next attempt of one request ---- */
 
-static void test_next_attempts(void **state)
-{
-	static const char doc[] =
-		"upstreams:\n"
-		"  - name: g\n"
-		"    servers:\n"
-		"      - url: http://127.0.0.1:9001\n"
-		"      - url: http://127.0.0.1:9002\n"
-		"      - url: http://127.0.0.1:9003\n"
-		"retry_budget:\n"
-		"  ratio: 0\n"
-		"  min_per_second: 0\n";
-	struct mgw_upstream_tried t = {0};
-	struct mgw_upstream_picker *pk;
-	struct mgw_upstream_server *s = NULL, *first;
-	const struct mgw_upstream_group *g;
-	struct fx f;
-
-	(void)state;
-	build(&f, doc);
-	g = mgw_upstreams_find(f.ups, "g");
-	pk = mgw_upstream_picker_new(f.ups, 1);
-	/* a first attempt does not ask the budget (which allows nothing) */
-	assert_int_equal(mgw_upstream_next(pk, f.ups, g, NULL, 0, &t, 0, 1000, &s),
-	                 MGW_NEXT_OK);
-	assert_int_equal(t.n, 1);
-	assert_ptr_equal(t.v[0], s);
-	first = s;
-	/* a retry does, and is refused */
-	assert_int_equal(mgw_upstream_next(pk, f.ups, g, NULL, 0, &t, 1, 1000, &s),
-	                 MGW_NEXT_NO_BUDGET);
-	assert_int_equal(t.n, 1);
-	/* without asking: every server once, then none is left */
-	for (int i = 1; i < 3; i++) {
-		assert_int_equal(mgw_upstream_next(pk, f.ups, g, NULL, 0, &t, 0, 1000, &s),
-		                 MGW_NEXT_OK);
-		assert_ptr_not_equal(s, first);
-	}
-	assert_int_equal(t.n, 3);
-	assert_ptr_not_equal(t.v[1], t.v[2]);
-	assert_int_equal(mgw_upstream_next(pk, f.ups, g, NULL, 0, &t, 0, 1000, &s),
-	                 MGW_NEXT_ALL_TRIED);
-	mgw_upstream_tried_free(&t);
-	assert_int_equal(t.n, 0);
-	/* nothing tried and nothing available */
-	for (size_t i = 0; i < g->n_servers; i++)
-		mgw_upstream_set_health(&g->servers[i], 0);
-	assert_int_equal(mgw_upstream_next(pk, f.ups, g, NULL, 0, &t, 0, 1000, &s),
-	                 MGW_NEXT_NONE_HEALTHY);
-	mgw_upstream_tried_free(&t);
-	mgw_upstream_picker_free(pk);
-	destroy(&f);
-}
-
 /* ---- passive outlier ejection ---- */
 
 static void test_connect_failures_eject(void **state)
@@ -557,7 +503,6 @@ int main(void)
 		cmocka_unit_test(test_build_servers),
 		cmocka_unit_test(test_build_tls),
 		cmocka_unit_test(test_build_without_groups),
-		cmocka_unit_test(test_next_attempts),
 		cmocka_unit_test(test_connect_failures_eject),
 		cmocka_unit_test(test_success_resets_counters),
 		cmocka_unit_test(test_5xx_and_failures_eject),

@@ -1,8 +1,7 @@
-/* forward_test.c - unit tests for the pure parts of src/proxy/forward.c:
- * the header list sent upstream (order kept, hop-by-hop and Connection-
- * named fields removed, forwarding fields dropped or extended, Cookie
- * joined for HTTP/2) and the "GET/DELETE on the MCP endpoint" test.  The
- * network path is covered by the integration tests. */
+/* headers_up_test.c - unit tests for src/proxy/headers_up.c: the header
+ * list sent upstream (order kept, hop-by-hop and Connection-named fields
+ * removed, forwarding fields dropped or extended, Cookie joined for
+ * HTTP/2). */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -16,7 +15,7 @@
 
 #include "core/config-t.h"
 #include "http/headers.h"
-#include "proxy/forward.h"
+#include "proxy/headers_up.h"
 
 /* Builds "name: value\n" lines of h for one comparison. */
 static char *dump(const struct mgw_headers *h)
@@ -42,7 +41,7 @@ static void expect(const struct mgw_headers *in, const struct mgw_serve_conf *c,
 	char *got;
 
 	mgw_headers_init(&out);
-	assert_int_equal(mgw_fwd_build_headers(&out, in, c, peer, tls, auth, h2), 0);
+	assert_int_equal(mgw_proxy_build_headers(&out, in, c, peer, tls, auth, h2), 0);
 	got = dump(&out);
 	assert_string_equal(got, want);
 	free(got);
@@ -175,40 +174,6 @@ static void test_h2_cookie_join(void **state)
 	mgw_headers_deinit(&in);
 }
 
-static void test_mcp_endpoint(void **state)
-{
-	struct mgw_headers h;
-
-	(void)state;
-	mgw_headers_init(&h);
-	assert_true(mgw_fwd_is_mcp_endpoint("GET", "/mcp", &h));
-	assert_true(mgw_fwd_is_mcp_endpoint("DELETE", "/mcp", NULL));
-	/* only GET and DELETE are in question */
-	assert_false(mgw_fwd_is_mcp_endpoint("POST", "/mcp", &h));
-	assert_false(mgw_fwd_is_mcp_endpoint("OPTIONS", "/mcp", &h));
-	/* other GETs pass: OAuth metadata, health pages */
-	assert_false(mgw_fwd_is_mcp_endpoint("GET", "/.well-known/oauth-protected-resource", &h));
-	assert_false(mgw_fwd_is_mcp_endpoint("GET", "/healthz", NULL));
-	assert_false(mgw_fwd_is_mcp_endpoint("DELETE", "/items/3", &h));
-	/* ... unless they carry MCP transport signs */
-	add(&h, "Accept", "text/event-stream");
-	assert_true(mgw_fwd_is_mcp_endpoint("GET", "/", &h));
-	assert_false(mgw_fwd_is_mcp_endpoint("DELETE", "/", &h));
-	mgw_headers_deinit(&h);
-	mgw_headers_init(&h);
-	add(&h, "Mcp-Session-Id", "abc");
-	assert_true(mgw_fwd_is_mcp_endpoint("DELETE", "/api", &h));
-	mgw_headers_deinit(&h);
-	mgw_headers_init(&h);
-	add(&h, "mcp-protocol-version", "2025-11-25");
-	assert_true(mgw_fwd_is_mcp_endpoint("GET", "/api", &h));
-	mgw_headers_deinit(&h);
-	mgw_headers_init(&h);
-	add(&h, "Last-Event-ID", "7");
-	assert_true(mgw_fwd_is_mcp_endpoint("GET", "/api", &h));
-	mgw_headers_deinit(&h);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,7 +181,6 @@ int main(void)
 		cmocka_unit_test(test_forwarded_untrusted),
 		cmocka_unit_test(test_forwarded_trusted),
 		cmocka_unit_test(test_h2_cookie_join),
-		cmocka_unit_test(test_mcp_endpoint),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,59 @@
+/* checks.c - the table of request checks and its runner (checks.h). */
+#include "autoconf.h"
+
+#include "http/server.h"
+#include "proxy/checks.h"
+#include "proxy/errors.h"
+#include "proxy/handler.h"
+#include "proxy/pipeline.h"
+#include "proxy/txn.h"
+
+/* The order of the checks.  Authentication, Origin checks and rate
+ * limits join here. */
+static const struct mgw_check *const table[] = {
+	&mgw_check_admin,
+	&mgw_check_unreadable,
+	&mgw_check_endpoint,
+	&mgw_check_sep2243,
+};
+
+const struct mgw_check *const *mgw_checks_table(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
+                                      enum mgw_check_phase phase)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		const struct mgw_check *c = table[i];
+
+		if (c->phase != phase || !(c->handlers & t->h->bit))
+			continue;
+		if (c->run(t) == MGW_CHECK_ANSWERED)
+			return MGW_CHECK_ANSWERED;
+	}
+	return MGW_CHECK_PASS;
+}
+
+int mgw_check_json_body(const struct mgw_txn *t)
+{
+	return t->have_msg &&
+	       (t->msg.root ||
+	        mgw_proxy_is_json_type(mgw_http_req_header(t->x, "content-type")));
+}
+
+enum mgw_check_verdict mgw_check_reject_body(struct mgw_txn *t)
+{
+	struct mgw_proxy_reply r;
+
+	t->pl->st.rejected_headers++;
+	t->note = "invalid JSON-RPC";
+	if (mgw_proxy_reply_build(&r, 400, t->msg.error_code, t->msg.error_msg,
+	                          NULL, 1, mgw_proxy_reply_id(&t->msg)) != 0)
+		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+	else
+		mgw_txn_reply(t, &r, NULL);
+	return MGW_CHECK_ANSWERED;
+}

@@ -1,0 +1,66 @@
+/* checks.h - the request checks of the pipeline (pipeline.h).
+ *
+ * A check looks at a classified transaction and either lets it pass or
+ * answers it (and so ends it).  Checks run in the order of the table in
+ * checks.c, each in its phase (before or after the route is chosen), for
+ * the handlers it names.  To add one: write check_NAME.c with a
+ * `const struct mgw_check mgw_check_NAME`, declare it below, put it in the
+ * table in checks.c at the place in the order it needs, add the file to
+ * src/proxy/local.am, and test it in tests/unit/proxy/ or an integration
+ * script. */
+#ifndef MGW_PROXY_CHECKS_H
+#define MGW_PROXY_CHECKS_H
+
+#include "http/headers-t.h"
+#include "proxy/txn-t.h"
+
+enum mgw_check_phase {
+	MGW_PHASE_REQUEST = 0,  /* before the route: t->route is NULL */
+	MGW_PHASE_ROUTED,       /* after it */
+};
+
+enum mgw_check_verdict {
+	MGW_CHECK_PASS = 0,
+	MGW_CHECK_ANSWERED,     /* t was answered and freed */
+};
+
+struct mgw_check {
+	const char *name;
+	enum mgw_check_phase phase;
+	unsigned handlers;      /* MGW_H_* it applies to */
+	enum mgw_check_verdict (*run)(struct mgw_txn *t);
+};
+
+extern const struct mgw_check mgw_check_admin;     /* check_admin.c */
+extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
+extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */
+extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */
+
+/* Runs the checks of phase that apply to t's handler, in order.
+ * MGW_CHECK_ANSWERED when one answered t (it is gone). */
+enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
+                                      enum mgw_check_phase phase);
+
+/* The checks in order (for tests and docs); *n gets their number. */
+const struct mgw_check *const *mgw_checks_table(size_t *n);
+
+/* 1 if t's body is JSON: it parsed, or its Content-Type says so (a body
+ * the reader refused: a syntax error, a duplicate member, nesting past
+ * the limit, a number out of range). */
+int mgw_check_json_body(const struct mgw_txn *t);
+
+/* Answers a JSON body that is not valid JSON-RPC (400 with the parse or
+ * invalid-request code and the id when one was read).  Returns
+ * MGW_CHECK_ANSWERED. */
+enum mgw_check_verdict mgw_check_reject_body(struct mgw_txn *t);
+
+/* 1 when a GET or DELETE is aimed at the MCP endpoint, which stateless
+ * mode answers 405 itself: the path is "/mcp", or the request carries an
+ * MCP transport header (Mcp-Session-Id, MCP-Protocol-Version,
+ * Last-Event-ID), or it is a GET accepting text/event-stream (the legacy
+ * standalone stream).  Other GETs (OAuth metadata under /.well-known/,
+ * health pages) are forwarded. */
+int mgw_proxy_is_mcp_endpoint(const char *method, const char *path,
+                              const struct mgw_headers *h);
+
+#endif

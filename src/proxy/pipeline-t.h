@@ -1,0 +1,47 @@
+/* pipeline-t.h - the request pipeline of one worker (types only; see
+ * pipeline.h). */
+#ifndef MGW_PROXY_PIPELINE_T_H
+#define MGW_PROXY_PIPELINE_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "core/config-t.h"
+#include "proxy/errors-t.h"
+#include "proxy/route-t.h"
+#include "proxy/upstream-t.h"
+
+struct mgw_upool;
+struct mgw_sf;
+
+/* Counters of one worker (only grow; read from the worker's thread or
+ * after it stopped). */
+struct mgw_pipeline_stats {
+	uint64_t requests;              /* exchanges handed to the pipeline */
+	uint64_t forwarded;             /* answered by an upstream (any status) */
+	uint64_t rejected_headers;      /* SEP-2243 / JSON-RPC validation (400) */
+	uint64_t retries;               /* extra attempts sent */
+	uint64_t client_aborts;         /* client left before the end */
+	uint64_t stream_aborts;         /* response cut after it started */
+	uint64_t errors[MGW_PERR_N];    /* gateway answers by kind */
+};
+
+/* The pipeline of one worker thread.  Everything here is used from that
+ * thread only; the routes, groups and configuration it points to are
+ * shared read-only (the groups' atomics aside). */
+struct mgw_pipeline {
+	struct event_base *base;
+	const struct mgw_serve_conf *conf;   /* borrowed */
+	const struct mgw_routes *routes;     /* borrowed */
+	struct mgw_upstreams *ups;           /* borrowed */
+	struct mgw_upool *pool;              /* owned */
+	struct mgw_sf *sf;                   /* owned: the stateful handler's
+	                                      * state (modes stateful and
+	                                      * auto), or NULL */
+	size_t live;                         /* transactions in progress */
+	struct mgw_pipeline_stats st;
+};
+
+#endif

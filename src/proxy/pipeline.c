@@ -1,0 +1,113 @@
+/* pipeline.c - dispatch once: classify, era, handler, checks, route,
+ * handler start (pipeline.h gives the order and why). */
+#include "autoconf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/server.h"
+#include "mcp/era.h"
+#include "proxy/checks.h"
+#include "proxy/errors.h"
+#include "proxy/handler.h"
+#include "proxy/pipeline.h"
+#include "proxy/pool.h"
+#include "proxy/route.h"
+#include "proxy/stateful.h"
+#include "proxy/txn.h"
+
+struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
+                                      const struct mgw_serve_conf *conf,
+                                      const struct mgw_routes *routes,
+                                      struct mgw_upstreams *ups,
+                                      unsigned n_workers, uint64_t seed,
+                                      char *err, size_t errlen)
+{
+	struct mgw_pipeline *pl = calloc(1, sizeof(*pl));
+
+	if (!pl) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pl->base = base;
+	pl->conf = conf;
+	pl->routes = routes;
+	pl->ups = ups;
+	pl->pool = mgw_upool_new(base, ups, n_workers, seed, err, errlen);
+	if (!pl->pool) {
+		free(pl);
+		return NULL;
+	}
+	return pl;
+}
+
+int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
+                                 struct mgw_sf_shared *sh, char *err,
+                                 size_t errlen)
+{
+	if (pl->sf)
+		return MGW_EINVAL;
+	pl->sf = mgw_sf_new(sh, pl, err, errlen);
+	return pl->sf ? 0 : MGW_ENOMEM;
+}
+
+void mgw_pipeline_free(struct mgw_pipeline *pl)
+{
+	if (!pl)
+		return;
+	if (pl->live)
+		mgw_warn(NULL, "pipeline freed with %zu requests in progress",
+		         pl->live);
+	/* before the pool: it cancels upstream requests of its own */
+	mgw_sf_free(pl->sf);
+	mgw_upool_free(pl->pool);
+	free(pl);
+}
+
+/* Stateful (sessions terminated here) or stateless balancing. */
+static const struct mgw_handler *choose(const struct mgw_txn *t)
+{
+	const struct mgw_pipeline *pl = t->pl;
+	struct mgw_http_exchange *x = t->x;
+
+	if (pl->sf && mgw_sf_claims(pl->conf->mode, mgw_http_method(x),
+	                            mgw_http_path(x), mgw_http_req_headers(x),
+	                            t->have_msg ? &t->msg : NULL, t->era))
+		return &mgw_stateful_handler;
+	return &mgw_stateless_handler;
+}
+
+void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg)
+{
+	struct mgw_pipeline *pl = arg;
+	const struct mgw_headers *h = mgw_http_req_headers(x);
+	struct mgw_txn *t = mgw_txn_new(pl, x);
+
+	if (!t) {
+		mgw_http_respond(x, 500, NULL, NULL, NULL, 0);
+		return;
+	}
+	t->h = &mgw_stateless_handler;  /* until chosen: answers only */
+	if (mgw_txn_classify(t) != 0) {
+		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+		return;
+	}
+	t->era = mgw_mcp_detect_era(h, t->have_msg ? &t->msg : NULL);
+	t->h = choose(t);
+	if (mgw_checks_run(t, MGW_PHASE_REQUEST) == MGW_CHECK_ANSWERED)
+		return;
+	/* Mcp-Method / Mcp-Name are trusted for routing only on requests of
+	 * a header-validating version (streamable-http "Server
+	 * Validation"); legacy requests match on their path. */
+	t->route = mgw_routes_match(pl->routes, mgw_http_path(x), h,
+	                            t->era == MGW_ERA_IS_MODERN);
+	if (!t->route) {
+		mgw_txn_fail(t, MGW_PERR_NO_ROUTE, NULL);
+		return;
+	}
+	if (mgw_checks_run(t, MGW_PHASE_ROUTED) == MGW_CHECK_ANSWERED)
+		return;
+	t->h->start(t);
+}

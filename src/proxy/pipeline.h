@@ -1,0 +1,61 @@
+/* pipeline.h - the request pipeline of `mcpgw serve`.
+ *
+ * The HTTP server layer calls mgw_pipeline_on_request once per complete
+ * request.  Dispatch happens once, here, in a fixed order:
+ *   1. classify: a transaction (txn.h) reads a POST body as JSON-RPC,
+ *      never changing it, and decides whether errors are JSON-RPC;
+ *   2. era: modern (2026-07-28) or legacy, from headers and body;
+ *   3. handler: stateful (mode stateful or auto, and mgw_sf_claims) or
+ *      stateless (handler.h);
+ *   4. request checks (checks.h, phase REQUEST): the admin endpoint, an
+ *      unreadable sessionless body, the stateless MCP endpoint's 405;
+ *   5. route (route.h): no route is -32001's sibling 404 "no route";
+ *   6. routed checks (phase ROUTED): SEP-2243 header validation;
+ *   7. the handler's start: upstream attempts (pool.h), the answer
+ *      through the relay (relay.h), the access line at the end.
+ * Each check may answer the request, which ends the pipeline there. */
+#ifndef MGW_PROXY_PIPELINE_H
+#define MGW_PROXY_PIPELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "core/config-t.h"
+#include "http/server.h"
+#include "proxy/pipeline-t.h"
+#include "proxy/route-t.h"
+#include "proxy/stateful-t.h"
+#include "proxy/upstream-t.h"
+
+/* The path of the gateway's own statistics page (JSON, GET only); see
+ * doc/serve.md and admin.stats. */
+#define MGW_PROXY_STATS_PATH "/mcpgw/stats"
+
+/* Creates the pipeline of one worker on base with its upstream pool
+ * (pool.h; seed 0 = random picks).  conf, routes and ups must outlive it.
+ * Returns NULL with a message in err. */
+struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
+                                      const struct mgw_serve_conf *conf,
+                                      const struct mgw_routes *routes,
+                                      struct mgw_upstreams *ups,
+                                      unsigned n_workers, uint64_t seed,
+                                      char *err, size_t errlen);
+
+/* Frees it after the worker's HTTP server was freed (which aborts every
+ * exchange and so ends every transaction), from the worker's thread or
+ * after it ended.  NULL allowed. */
+void mgw_pipeline_free(struct mgw_pipeline *pl);
+
+/* Turns the stateful handler on (mode stateful or auto): builds the
+ * worker's part of it (mgw_sf_new) on pl's loop.  Main thread, before
+ * the worker starts.  Returns 0 or MGW_E* with a message in err. */
+int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
+                                 struct mgw_sf_shared *sh, char *err,
+                                 size_t errlen);
+
+/* The HTTP server handler (mgw_http_handler_cb); arg is the pipeline. */
+void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg);
+
+#endif

@@ -1,0 +1,131 @@
+/* stateless.c - the stateless handler: balance each request over the
+ * route's group, forward it, relay the answer, and retry on another
+ * server only when the client layer reports that the request provably
+ * did not reach the upstream, within the route's retries and the retry
+ * budget, and never after a response byte arrived (failover.h).
+ * doc/serve.md tells the behaviour as users see it. */
+#include "autoconf.h"
+
+#include "core/errors.h"
+#include "core/log.h"
+#include "http/server.h"
+#include "proxy/errors.h"
+#include "proxy/failover.h"
+#include "proxy/handler.h"
+#include "proxy/headers_up.h"
+#include "proxy/pipeline.h"
+#include "proxy/pool.h"
+#include "proxy/relay.h"
+#include "proxy/retry.h"
+#include "proxy/txn.h"
+#include "util/time.h"
+
+/* Starts the next attempt on a server not tried yet.  why_last / detail
+ * are what to answer when no further attempt can be made after an earlier
+ * one failed (with no attempt at all the answer is -32001).  On failure t
+ * is answered and freed. */
+static void attempt(struct mgw_txn *t, enum mgw_upool_budget budget,
+                    enum mgw_proxy_error why_last, const char *detail)
+{
+	const struct mgw_upstream_group *g = t->route->group;
+	struct mgw_upstream_server *s;
+	enum mgw_upstream_next v;
+	const char *key;
+	size_t keylen;
+	char msg[200];
+	int rc;
+
+	for (;;) {
+		key = mgw_txn_hash_key(t, &keylen);
+		v = mgw_upool_next(t->pl->pool, g, key, keylen, &t->tried, budget,
+		                   mgw_now_ms(), &s);
+		if (v != MGW_NEXT_OK) {
+			mgw_txn_fail(t, mgw_proxy_next_error(v, g->name, why_last,
+			                                     &detail, msg, sizeof(msg),
+			                                     &t->note),
+			             detail);
+			return;
+		}
+		rc = mgw_txn_send(t, s, &t->hdrs);
+		if (rc == 0) {
+			if (budget == MGW_UPOOL_RETRY) {
+				t->retries++;
+				t->pl->st.retries++;
+			}
+			return;
+		}
+		if (rc == MGW_ETIMEDOUT) {
+			mgw_txn_fail(t, MGW_PERR_TIMEOUT, "upstream timeout (total)");
+			return;
+		}
+		if (rc != MGW_ELIMIT) {
+			struct mgw_log_ctx ctx;
+
+			mgw_txn_logctx(t, &ctx);
+			mgw_warn(&ctx, "cannot forward to %s: %s", s->name,
+			         mgw_strerror(rc));
+			mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+			return;
+		}
+		/* this server's queue is full: another one may take it, as a
+		 * first attempt still (nothing was sent) */
+		why_last = MGW_PERR_OVERLOADED;
+		detail = NULL;
+		if (t->attempts > t->route->conf->retries) {
+			mgw_txn_fail(t, MGW_PERR_OVERLOADED, NULL);
+			return;
+		}
+	}
+}
+
+static void start(struct mgw_txn *t)
+{
+	struct mgw_http_exchange *x = t->x;
+
+	if (mgw_proxy_build_headers(&t->hdrs, mgw_http_req_headers(x),
+	                            t->pl->conf, mgw_http_peer(x),
+	                            mgw_http_is_tls(x), mgw_http_authority(x),
+	                            mgw_http_version(x) == 20) != 0) {
+		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+		return;
+	}
+	mgw_txn_watch_client(t);
+	/* the budget's base: every client request that goes upstream */
+	mgw_retry_budget_request(t->pl->ups->budget, t->t0);
+	attempt(t, MGW_UPOOL_FIRST, MGW_PERR_NO_UPSTREAM, NULL);
+}
+
+static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
+{
+	enum mgw_proxy_error kind = mgw_proxy_error_kind(e);
+	struct mgw_fo_in in = {0};
+	struct mgw_fo_out d;
+	char detail[200];
+
+	in.req = MGW_FO_STATELESS;
+	in.streaming = t->rl.mode == MGW_RELAY_STREAM;
+	in.cls = e->cls;
+	in.flags = e->flags;
+	in.attempts = t->attempts;
+	in.retries = t->route->conf->retries;
+	d = mgw_failover_decide(&in);
+	if (d.action == MGW_FO_ABORT) {
+		mgw_relay_abort(t, kind == MGW_PERR_TIMEOUT
+		                   ? "upstream timeout mid-response"
+		                   : "upstream failed mid-response");
+		return;
+	}
+	mgw_proxy_describe_error(e, kind, detail, sizeof(detail));
+	if (d.action == MGW_FO_RETRY) {
+		attempt(t, MGW_UPOOL_RETRY, kind, detail);
+		return;
+	}
+	mgw_txn_fail(t, kind, detail);
+}
+
+const struct mgw_handler mgw_stateless_handler = {
+	.name = "stateless",
+	.bit = MGW_H_STATELESS,
+	.start = start,
+	.on_error = on_error,
+};
