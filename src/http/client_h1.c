@@ -4,8 +4,8 @@
  * A gateway that parses upstream responses leniently can be made to split
  * one response into two, poisoning the next request on a pooled
  * connection.  So responses are held to the same rules as requests on the
- * server side: the raw head is scanned first (obs-fold, bare CR or LF and
- * control bytes are refused), field names and values are re-validated
+ * server side: the raw head is scanned first by h1_scan.c (obs-fold, bare
+ * CR or LF and control bytes are refused), field names and values are re-validated
  * once assembled, Content-Length with Transfer-Encoding, duplicate
  * Content-Length and any transfer coding but "chunked" are refused, and
  * head size and field count are limited.  A connection is only pooled
@@ -34,6 +34,7 @@
 #include "core/log.h"
 #include "http/chunked.h"
 #include "http/client_conn.h"
+#include "http/h1_scan.h"
 #include "http/headers.h"
 
 /* Status line and line-end overhead allowed on top of the header limits
@@ -43,78 +44,12 @@
 static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
                                               "OPTIONS", "TRACE", "CONNECT"};
 
-static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
-                      size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap : 64;
-		while (ncap < *len + n + 1)
-			ncap *= 2;
-		char *nb = realloc(*buf, ncap);
-		if (!nb)
-			return MGW_ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
 static void scan_reset(struct mgw_client_conn *c)
 {
-	c->sc_in_head = 1;
-	c->sc_cr = 0;
-	c->sc_lf = 1;
-	c->sc_any = 0;
-	c->sc_bytes = 0;
-}
-
-/* Checks raw head bytes and finds where the head ends: *feed is how many
- * of len belong to it.  Returns 0 or MGW_EPROTO / MGW_ELIMIT. */
-static int scan_head(struct mgw_client_conn *c, const unsigned char *p,
-                     size_t len, size_t *feed)
-{
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
-	size_t cap = lim->max_header_bytes + 4 * lim->max_headers + HEAD_SLACK;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = p[i];
-
-		if (++c->sc_bytes > cap)
-			return MGW_ELIMIT;
-		if (c->sc_cr) {
-			if (ch != '\n')
-				return MGW_EPROTO; /* bare CR */
-			c->sc_cr = 0;
-			if (c->sc_lf && c->sc_any) {
-				c->sc_in_head = 0;
-				*feed = i + 1;
-				return 0;
-			}
-			if (!c->sc_any)
-				return MGW_EPROTO; /* empty line before the status */
-			c->sc_lf = 1;
-			continue;
-		}
-		if (ch == '\r') {
-			c->sc_cr = 1;
-			continue;
-		}
-		if (ch == '\n')
-			return MGW_EPROTO; /* bare LF */
-		if (c->sc_lf) {
-			if (ch == ' ' || ch == '\t')
-				return MGW_EPROTO; /* obs-fold */
-			c->sc_lf = 0;
-			c->sc_any = 1;
-		}
-		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-			return MGW_EPROTO;
-	}
-	*feed = len;
-	return 0;
+	mgw_h1_scan_reset(&c->sc, lim->max_header_bytes + 4 * lim->max_headers +
+	                              HEAD_SLACK, 0);
 }
 
 static struct mgw_client_conn *pconn(http_parser *p) { return p->data; }
@@ -145,8 +80,7 @@ static int on_message_begin(http_parser *p)
 
 	mgw_headers_deinit(&r->resp);
 	r->resp_bytes = 0;
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	c->in_body = 0;
 	return 0;
 }
@@ -155,23 +89,20 @@ static int commit_header(struct mgw_client_conn *c)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
 	struct mgw_client_req *r = c->req;
-	size_t vl = c->hval_len;
-	const char *v = c->hval ? c->hval : "";
+	const char *v;
+	size_t vl;
 
-	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-		vl--;
-	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
-	    !mgw_header_value_valid(v, vl))
+	if (mgw_h1_field_take(&c->fld, &v, &vl))
 		return perr(c, MGW_EPROTO, "invalid response header field");
 	if (!c->in_body) {
 		if (r->resp.n + 1 > lim->max_headers)
 			return perr(c, MGW_ELIMIT, "too many response header fields");
-		if (mgw_headers_add(&r->resp, c->hname, c->hname_len, v, vl) != 0)
+		if (mgw_headers_add(&r->resp, c->fld.name, c->fld.name_len, v,
+		                    vl) != 0)
 			return perr(c, MGW_ENOMEM, "no memory for response headers");
 	}
 	/* trailer fields are validated and dropped */
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	return 0;
 }
 
@@ -189,11 +120,11 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_client_conn *c = pconn(p);
 
-	if (c->hp_last_value && commit_header(c))
+	if (c->fld.last_value && commit_header(c))
 		return -1;
 	if (count_bytes(c, len))
 		return -1;
-	if (buf_append(&c->hname, &c->hname_len, &c->hname_cap, at, len))
+	if (mgw_h1_field_name(&c->fld, at, len))
 		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	return 0;
 }
@@ -202,10 +133,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_client_conn *c = pconn(p);
 
-	c->hp_last_value = 1;
+	c->fld.last_value = 1;
 	if (count_bytes(c, len))
 		return -1;
-	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+	if (mgw_h1_field_value(&c->fld, at, len))
 		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	return 0;
 }
@@ -269,7 +200,7 @@ static int on_headers_complete(http_parser *p)
 
 	if (c->in_body)
 		return 0; /* end of trailers */
-	if (c->hp_last_value && commit_header(c))
+	if (c->fld.last_value && commit_header(c))
 		return -1;
 	if (p->http_major != 1)
 		return perr(c, MGW_EPROTO, "response is not HTTP/1.x");
@@ -530,8 +461,8 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 			continue;
 		}
 		feed = v.iov_len;
-		if (c->sc_in_head) {
-			int rv = scan_head(c, v.iov_base, v.iov_len, &feed);
+		if (c->sc.in_head) {
+			int rv = mgw_h1_scan_feed(&c->sc, v.iov_base, v.iov_len, &feed);
 			if (rv == MGW_ELIMIT) {
 				proto_fail(c, rv, "response header too large");
 				return;
@@ -607,8 +538,5 @@ void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
 
 void mgw_ch1_deinit(struct mgw_client_conn *c)
 {
-	free(c->hname);
-	free(c->hval);
-	c->hname = c->hval = NULL;
-	c->hname_len = c->hval_len = c->hname_cap = c->hval_cap = 0;
+	mgw_h1_field_deinit(&c->fld);
 }
