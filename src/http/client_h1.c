@@ -409,6 +409,115 @@ static void proto_fail(struct mgw_client_conn *c, int err, const char *msg)
 	mgw_cconn_close(c);
 }
 
+/* After input was consumed: finishes a complete response, or stops for a
+ * request cancelled or paused inside a callback.  Returns 1 when the
+ * caller must stop (c may be freed), 0 to go on. */
+static int settle(struct mgw_client_conn *c, struct mgw_client_req *r)
+{
+	if (c->msg_done) {
+		finish(c);
+		return 1;
+	}
+	if (r->state == MGW_CRQ_DONE)
+		return 1; /* cancelled inside a callback */
+	if (r->paused) {
+		c->read_off = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		return 1;
+	}
+	return 0;
+}
+
+/* One span of a chunked body through the strict decoder.  Returns 1 to
+ * stop (c may be freed), 0 to go on. */
+static int feed_chunked(struct mgw_client_conn *c, struct mgw_client_req *r,
+                        struct evbuffer *in, const struct evbuffer_iovec *v)
+{
+	size_t n;
+	int rv = mgw_chunked_feed(&c->ck, v->iov_base, v->iov_len, &n,
+	                          on_chunk_data, c);
+
+	evbuffer_drain(in, n);
+	if (rv) {
+		proto_fail(c, rv, mgw_chunked_error(&c->ck));
+		return 1;
+	}
+	if (mgw_chunked_done(&c->ck))
+		c->msg_done = 1;
+	return settle(c, r);
+}
+
+/* The raw scan of head bytes: *feed is what belongs to the head.  Returns
+ * 0, or 1 after failing the connection (c is freed). */
+static int scan_head(struct mgw_client_conn *c, const struct evbuffer_iovec *v,
+                     size_t *feed)
+{
+	int rv = mgw_h1_scan_feed(&c->sc, v->iov_base, v->iov_len, feed);
+
+	if (rv == MGW_ELIMIT)
+		proto_fail(c, rv, "response header too large");
+	else if (rv)
+		proto_fail(c, rv, "malformed response head (bare CR/LF, "
+		                  "obs-fold or control byte)");
+	return rv ? 1 : 0;
+}
+
+/* One span of head, or of a body http-parser frames (Content-Length or
+ * the close).  Returns 1 to stop (c may be freed), 0 to go on. */
+static int feed_parser(struct mgw_client_conn *c, struct mgw_client_req *r,
+                       struct evbuffer *in, const struct evbuffer_iovec *v)
+{
+	size_t feed = v->iov_len, n;
+	enum http_errno he;
+
+	if (c->sc.in_head && scan_head(c, v, &feed))
+		return 1;
+	n = http_parser_execute(&c->hp, &settings, v->iov_base, feed);
+	evbuffer_drain(in, n);
+	he = HTTP_PARSER_ERRNO(&c->hp);
+	if (c->hp_err) {
+		proto_fail(c, c->hp_err, c->hp_msg);
+		return 1;
+	}
+	if (he != HPE_OK && he != HPE_PAUSED) {
+		proto_fail(c, MGW_EPROTO, http_errno_description(he));
+		return 1;
+	}
+	if (settle(c, r))
+		return 1;
+	if (he == HPE_PAUSED) {
+		http_parser_pause(&c->hp, 0);
+	} else if (n < feed) {
+		proto_fail(c, MGW_EPROTO, "response parser stopped");
+		return 1;
+	}
+	return 0;
+}
+
+/* The server closed and everything before the close has been parsed:
+ * the close ends a close-delimited body, or fails the request.  c is
+ * freed. */
+static void at_eof(struct mgw_client_conn *c)
+{
+	if (!c->eof_err && !c->chunk_mode) {
+		/* a pause from a callback on the body's last bytes outlives
+		 * them (http-parser had consumed the input): a paused parser
+		 * would ignore the close that ends a close-delimited body */
+		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
+			http_parser_pause(&c->hp, 0);
+		http_parser_execute(&c->hp, &settings, NULL, 0);
+		if (c->msg_done) {
+			finish(c); /* body delimited by the close */
+			return;
+		}
+	}
+	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
+	                    c->eof_msg ? c->eof_msg
+	                               : "upstream closed the connection",
+	                    0);
+	mgw_cconn_close(c);
+}
+
 void mgw_ch1_process(struct mgw_client_conn *c)
 {
 	struct mgw_client_req *r = c->req;
@@ -432,96 +541,15 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 		mgw_creq_activity(r);
 	while (evbuffer_get_length(in) > 0 && guard--) {
 		struct evbuffer_iovec v;
-		size_t feed, n;
-		enum http_errno he;
 
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
-		if (c->chunk_mode) {
-			int rv = mgw_chunked_feed(&c->ck, v.iov_base, v.iov_len, &n,
-			                          on_chunk_data, c);
-			evbuffer_drain(in, n);
-			if (rv) {
-				proto_fail(c, rv, mgw_chunked_error(&c->ck));
-				return;
-			}
-			if (mgw_chunked_done(&c->ck))
-				c->msg_done = 1;
-			if (c->msg_done) {
-				finish(c);
-				return;
-			}
-			if (r->state == MGW_CRQ_DONE)
-				return; /* cancelled inside a callback */
-			if (r->paused) {
-				c->read_off = 1;
-				bufferevent_disable(c->bev, EV_READ);
-				return;
-			}
-			continue;
-		}
-		feed = v.iov_len;
-		if (c->sc.in_head) {
-			int rv = mgw_h1_scan_feed(&c->sc, v.iov_base, v.iov_len, &feed);
-			if (rv == MGW_ELIMIT) {
-				proto_fail(c, rv, "response header too large");
-				return;
-			}
-			if (rv) {
-				proto_fail(c, rv, "malformed response head (bare CR/LF, "
-				                  "obs-fold or control byte)");
-				return;
-			}
-		}
-		n = http_parser_execute(&c->hp, &settings, v.iov_base, feed);
-		evbuffer_drain(in, n);
-		he = HTTP_PARSER_ERRNO(&c->hp);
-		if (c->hp_err) {
-			proto_fail(c, c->hp_err, c->hp_msg);
+		if (c->chunk_mode ? feed_chunked(c, r, in, &v)
+		                  : feed_parser(c, r, in, &v))
 			return;
-		}
-		if (he != HPE_OK && he != HPE_PAUSED) {
-			proto_fail(c, MGW_EPROTO, http_errno_description(he));
-			return;
-		}
-		if (c->msg_done) {
-			finish(c);
-			return;
-		}
-		if (r->state == MGW_CRQ_DONE)
-			return; /* cancelled inside a callback */
-		if (r->paused) {
-			c->read_off = 1;
-			bufferevent_disable(c->bev, EV_READ);
-			return;
-		}
-		if (he == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		else if (n < feed) {
-			proto_fail(c, MGW_EPROTO, "response parser stopped");
-			return;
-		}
 	}
-	if (!c->peer_eof)
-		return;
-	/* everything before the close has been parsed */
-	if (!c->eof_err && !c->chunk_mode) {
-		/* a pause from a callback on the body's last bytes outlives
-		 * them (http-parser had consumed the input): a paused parser
-		 * would ignore the close that ends a close-delimited body */
-		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		http_parser_execute(&c->hp, &settings, NULL, 0);
-		if (c->msg_done) {
-			finish(c); /* body delimited by the close */
-			return;
-		}
-	}
-	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
-	                    c->eof_msg ? c->eof_msg
-	                               : "upstream closed the connection",
-	                    0);
-	mgw_cconn_close(c);
+	if (c->peer_eof)
+		at_eof(c);
 }
 
 void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
