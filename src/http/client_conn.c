@@ -269,6 +269,19 @@ static void on_write(struct bufferevent *bev, void *arg)
 		mgw_ch2_send(c);
 }
 
+/* Frees the TCP-phase bufferevent of an address that failed.  TLS
+ * connections' ones do not own their fd (the TLS one takes it over), so
+ * it is closed here. */
+static void drop_tcp_bev(struct mgw_client_conn *c)
+{
+	evutil_socket_t fd = bufferevent_getfd(c->bev);
+
+	bufferevent_free(c->bev);
+	c->bev = NULL;
+	if (c->tls && fd >= 0)
+		evutil_closesocket(fd);
+}
+
 /* Moves a TLS connection from its TCP-phase bufferevent to an OpenSSL
  * one on the same socket and starts the handshake. */
 static void start_tls(struct mgw_client_conn *c)
@@ -357,13 +370,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 			return;
 		}
 		/* this address failed: the next one, if any */
-		{
-			evutil_socket_t fd = bufferevent_getfd(c->bev);
-			bufferevent_free(c->bev);
-			c->bev = NULL;
-			if (c->tls && fd >= 0)
-				evutil_closesocket(fd);
-		}
+		drop_tcp_bev(c);
 		c->addr_i++;
 		if (c->addr_i < c->addrs.n) {
 			conn_try_connect(c);
@@ -439,11 +446,7 @@ static void conn_try_connect(struct mgw_client_conn *c)
 		        c->bev, (struct sockaddr *)&c->addrs.a[c->addr_i],
 		        (int)c->addrs.len[c->addr_i]) == 0)
 			return;
-		evutil_socket_t fd = bufferevent_getfd(c->bev);
-		bufferevent_free(c->bev);
-		c->bev = NULL;
-		if (c->tls && fd >= 0)
-			evutil_closesocket(fd);
+		drop_tcp_bev(c);
 		c->addr_i++;
 	}
 	/* nothing could even start: fail from the loop, not from here (the
