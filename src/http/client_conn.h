@@ -91,6 +91,10 @@ void mgw_creq_free(struct mgw_client_req *r);
 void mgw_creq_phase(struct mgw_client_req *r, enum mgw_creq_phase ph);
 /* Response bytes arrived: RECV phase, idle timer restarted. */
 void mgw_creq_activity(struct mgw_client_req *r);
+/* 1 when r's head must announce its body's length (Content-Length on
+ * HTTP/1.1, content-length on HTTP/2): it has a body, or its method is not
+ * one that goes without (so an empty POST says 0). */
+int mgw_creq_needs_length(const struct mgw_client_req *r);
 /* Delivers on_head / on_data unless r is done (cancelled). */
 void mgw_creq_head(struct mgw_client_req *r);
 void mgw_creq_data(struct mgw_client_req *r, const unsigned char *p, size_t n);

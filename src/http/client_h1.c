@@ -41,9 +41,6 @@
  * before the raw scanner gives up on a response head. */
 #define HEAD_SLACK 8192
 
-static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
-                                              "OPTIONS", "TRACE", "CONNECT"};
-
 static void scan_reset(struct mgw_client_conn *c)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
@@ -292,17 +289,6 @@ static void free_ref(const void *data, size_t len, void *extra)
 	free((void *)data);
 }
 
-static int needs_length(const struct mgw_client_req *r)
-{
-	if (r->body_len)
-		return 1;
-	for (size_t i = 0; i < sizeof(no_body_methods) / sizeof(no_body_methods[0]);
-	     i++)
-		if (strcmp(r->method, no_body_methods[i]) == 0)
-			return 0;
-	return 1;
-}
-
 /* Writes the request head and body into the output in two pieces: the head
  * is assembled in one allocation so the connection sees it as one write. */
 void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
@@ -312,7 +298,7 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	size_t n, off = 0;
 	char *head;
 
-	if (needs_length(r))
+	if (mgw_creq_needs_length(r))
 		snprintf(clbuf, sizeof(clbuf), "Content-Length: %zu\r\n", r->body_len);
 	n = strlen(r->method) + 1 + strlen(r->target) + 11 + 6 +
 	    strlen(r->authority) + 2 + strlen(clbuf) + 2;

@@ -167,6 +167,22 @@ void mgw_creq_data(struct mgw_client_req *r, const unsigned char *p, size_t n)
 		r->on_data(r, p, n, r->arg);
 }
 
+/* Methods whose requests carry no body as a rule: without one they go
+ * out with no Content-Length either. */
+static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
+                                              "OPTIONS", "TRACE", "CONNECT"};
+
+int mgw_creq_needs_length(const struct mgw_client_req *r)
+{
+	if (r->body_len)
+		return 1;
+	for (size_t i = 0; i < sizeof(no_body_methods) / sizeof(no_body_methods[0]);
+	     i++)
+		if (strcmp(r->method, no_body_methods[i]) == 0)
+			return 0;
+	return 1;
+}
+
 /* Arms the request timer at the nearest of the total and phase deadlines
  * (the idle deadline does not count while delivery is paused). */
 static void req_arm(struct mgw_client_req *r)
