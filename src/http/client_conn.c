@@ -348,6 +348,69 @@ static void tls_fail(struct mgw_client_conn *c)
 	          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
 }
 
+/* TCP connect finished or failed: TLS next, or ready; after a failure the
+ * next address, if any.  c may be freed. */
+static void connect_event(struct mgw_client_conn *c, short what, int err)
+{
+	if (what & BEV_EVENT_CONNECTED) {
+		int one = 1;
+		setsockopt(bufferevent_getfd(c->bev), IPPROTO_TCP, TCP_NODELAY,
+		           &one, sizeof(one));
+		if (c->tls) {
+			start_tls(c);
+			return;
+		}
+		conn_ready(c);
+		return;
+	}
+	/* this address failed: the next one, if any */
+	drop_tcp_bev(c);
+	c->addr_i++;
+	if (c->addr_i < c->addrs.n) {
+		conn_try_connect(c);
+		return;
+	}
+	/* every address failed: the next connection resolves again (a
+	 * replaced replica may have a new address) */
+	c->o->cache_until = 0;
+	snprintf(c->msgbuf, sizeof(c->msgbuf), "connect failed: %s",
+	         evutil_socket_error_to_string(err ? err : ECONNREFUSED));
+	conn_fail(c, MGW_EIO, MGW_CLIENT_E_CONNECT, c->msgbuf,
+	          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
+}
+
+/* The peer closed a ready connection, or it failed (err != 0, why in
+ * msg).  c may be freed. */
+static void peer_gone(struct mgw_client_conn *c, int err, const char *msg)
+{
+	c->peer_eof = 1;
+	if (c->h2) {
+		mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED, msg, 0);
+		if (!mgw_ch2_retire(c))
+			mgw_cconn_close(c);
+		return;
+	}
+	mgw_ch1_closed(c, err, msg);
+}
+
+/* The text of an error event on a ready connection, in c->msgbuf. */
+static const char *error_text(struct mgw_client_conn *c, int err)
+{
+	char *msg = c->msgbuf;
+	unsigned long e = c->tls ? bufferevent_get_openssl_error(c->bev) : 0;
+
+	if (e) {
+		char buf[128];
+		ERR_error_string_n(e, buf, sizeof(buf));
+		snprintf(msg, sizeof(c->msgbuf), "TLS error: %s", buf);
+		ERR_clear_error();
+	} else {
+		snprintf(msg, sizeof(c->msgbuf), "connection error: %s",
+		         evutil_socket_error_to_string(err));
+	}
+	return msg;
+}
+
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct mgw_client_conn *c = arg;
@@ -358,31 +421,7 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	case MGW_CC_RESOLVING:
 		return;
 	case MGW_CC_CONNECTING:
-		if (what & BEV_EVENT_CONNECTED) {
-			int one = 1;
-			setsockopt(bufferevent_getfd(c->bev), IPPROTO_TCP, TCP_NODELAY,
-			           &one, sizeof(one));
-			if (c->tls) {
-				start_tls(c);
-				return;
-			}
-			conn_ready(c);
-			return;
-		}
-		/* this address failed: the next one, if any */
-		drop_tcp_bev(c);
-		c->addr_i++;
-		if (c->addr_i < c->addrs.n) {
-			conn_try_connect(c);
-			return;
-		}
-		/* every address failed: the next connection resolves again (a
-		 * replaced replica may have a new address) */
-		c->o->cache_until = 0;
-		snprintf(c->msgbuf, sizeof(c->msgbuf), "connect failed: %s",
-		         evutil_socket_error_to_string(err ? err : ECONNREFUSED));
-		conn_fail(c, MGW_EIO, MGW_CLIENT_E_CONNECT, c->msgbuf,
-		          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
+		connect_event(c, what, err);
 		return;
 	case MGW_CC_HANDSHAKE:
 		if (what & BEV_EVENT_CONNECTED) {
@@ -395,38 +434,11 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		break;
 	}
 	if (what & BEV_EVENT_EOF) {
-		c->peer_eof = 1;
-		if (c->h2) {
-			mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
-			                    "upstream closed the connection", 0);
-			if (!mgw_ch2_retire(c))
-				mgw_cconn_close(c);
-			return;
-		}
-		mgw_ch1_closed(c, 0, "upstream closed the connection");
+		peer_gone(c, 0, "upstream closed the connection");
 		return;
 	}
-	if (what & BEV_EVENT_ERROR) {
-		char *msg = c->msgbuf;
-		unsigned long e = c->tls ? bufferevent_get_openssl_error(c->bev) : 0;
-		if (e) {
-			char buf[128];
-			ERR_error_string_n(e, buf, sizeof(buf));
-			snprintf(msg, sizeof(c->msgbuf), "TLS error: %s", buf);
-			ERR_clear_error();
-		} else {
-			snprintf(msg, sizeof(c->msgbuf), "connection error: %s",
-			         evutil_socket_error_to_string(err));
-		}
-		c->peer_eof = 1;
-		if (c->h2) {
-			mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED, msg, 0);
-			if (!mgw_ch2_retire(c))
-				mgw_cconn_close(c);
-			return;
-		}
-		mgw_ch1_closed(c, 1, msg);
-	}
+	if (what & BEV_EVENT_ERROR)
+		peer_gone(c, 1, error_text(c, err));
 }
 
 static void conn_try_connect(struct mgw_client_conn *c)
@@ -482,6 +494,49 @@ static void on_resolved(int err, const struct mgw_addrs *addrs, const char *msg,
 	conn_try_connect(c);
 }
 
+/* After the handshake with an h2 or auto origin: an h2 origin must have
+ * selected h2; for an auto one the selection decides (and is learned),
+ * the reserved request becoming the first stream on h2.  Returns 1 when c
+ * failed (it is freed), 0 to go on. */
+static int alpn_decide(struct mgw_client_conn *c)
+{
+	struct mgw_client_origin *o = c->o;
+	const unsigned char *alpn = NULL;
+	unsigned int alen = 0;
+	struct mgw_client_req *r;
+	int h2;
+
+	SSL_get0_alpn_selected(bufferevent_openssl_get_ssl(c->bev), &alpn, &alen);
+	h2 = alen == 2 && memcmp(alpn, "h2", 2) == 0;
+	if (o->proto == MGW_CLIENT_H2 && !h2) {
+		conn_fail(c, MGW_EPROTO, MGW_CLIENT_E_TLS,
+		          "upstream did not select h2 by ALPN",
+		          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
+		return 1;
+	}
+	if (o->proto != MGW_CLIENT_AUTO)
+		return 0;
+	o->learned = h2 ? 2 : 1;
+	if (!h2 || c->h2)
+		return 0;
+	r = c->req;
+	c->req = NULL;
+	c->h2 = 1;
+	if (mgw_ch2_start(c) != 0) {
+		c->h2 = 0;
+		c->req = r;
+		conn_fail(c, MGW_ENOMEM, MGW_CLIENT_E_PROTO,
+		          "no memory for HTTP/2 session", MGW_CLIENT_F_NOT_SENT);
+		return 1;
+	}
+	if (r && mgw_ch2_submit(c, r) != 0) {
+		/* back to the queue, in front */
+		r->o->nactive--;
+		mgw_creq_enqueue(r, 1);
+	}
+	return 0;
+}
+
 /* Connected (and TLS handshake done). */
 static void conn_ready(struct mgw_client_conn *c)
 {
@@ -504,44 +559,8 @@ static void conn_ready(struct mgw_client_conn *c)
 		mgw_creq_free(r);
 	}
 
-	if (c->tls && o->proto != MGW_CLIENT_H1) {
-		const unsigned char *alpn = NULL;
-		unsigned int alen = 0;
-		int h2;
-		SSL_get0_alpn_selected(bufferevent_openssl_get_ssl(c->bev), &alpn,
-		                       &alen);
-		h2 = alen == 2 && memcmp(alpn, "h2", 2) == 0;
-		if (o->proto == MGW_CLIENT_H2 && !h2) {
-			conn_fail(c, MGW_EPROTO, MGW_CLIENT_E_TLS,
-			          "upstream did not select h2 by ALPN",
-			          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
-			return;
-		}
-		if (o->proto == MGW_CLIENT_AUTO) {
-			o->learned = h2 ? 2 : 1;
-			if (h2 && !c->h2) {
-				/* the reserved request becomes the first stream */
-				r = c->req;
-				c->req = NULL;
-				c->h2 = 1;
-				if (mgw_ch2_start(c) != 0) {
-					c->h2 = 0;
-					c->req = r;
-					conn_fail(c, MGW_ENOMEM, MGW_CLIENT_E_PROTO,
-					          "no memory for HTTP/2 session",
-					          MGW_CLIENT_F_NOT_SENT);
-					return;
-				}
-				if (r) {
-					if (mgw_ch2_submit(c, r) != 0) {
-						/* back to the queue, in front */
-						r->o->nactive--;
-						mgw_creq_enqueue(r, 1);
-					}
-				}
-			}
-		}
-	}
+	if (c->tls && o->proto != MGW_CLIENT_H1 && alpn_decide(c))
+		return;
 	mgw_cconn_logctx(c, -1, &ctx);
 	mgw_debug(&ctx, "upstream %s: connected (%s%s)", o->name,
 	          c->tls ? "TLS, " : "", c->h2 ? "HTTP/2" : "HTTP/1.1");
