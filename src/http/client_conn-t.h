@@ -11,6 +11,7 @@
 #include <http_parser.h>
 
 #include "http/chunked-t.h"
+#include "http/h1_scan-t.h"
 #include "http/client-t.h"
 #include "http/headers-t.h"
 #include "net/resolve.h"
@@ -134,9 +135,7 @@ struct mgw_client_conn {
 	/* HTTP/1.1: one request at a time */
 	struct mgw_client_req *req;
 	http_parser hp;
-	char *hname, *hval;
-	size_t hname_len, hval_len, hname_cap, hval_cap;
-	unsigned hp_last_value : 1;
+	struct mgw_h1_field fld;    /* field being assembled */
 	unsigned msg_done : 1;      /* final response complete */
 	unsigned keep_alive : 1;    /* the response allows reuse */
 	unsigned interim : 1;       /* parsing a 1xx response */
@@ -146,11 +145,7 @@ struct mgw_client_conn {
 	unsigned chunk_mode : 1;    /* body is being de-chunked by us */
 	struct mgw_chunked ck;      /* chunked decoder (http/chunked.h) */
 	const char *eof_msg;
-	unsigned sc_in_head : 1;    /* raw scanner state */
-	unsigned sc_cr : 1;
-	unsigned sc_lf : 1;
-	unsigned sc_any : 1;
-	size_t sc_bytes;
+	struct mgw_h1_scan sc;      /* raw head scanner (h1_scan.h) */
 	int hp_err;                 /* MGW_E* decided inside a callback */
 	const char *hp_msg;
 

@@ -1,5 +1,5 @@
-/* client_conn.h - internal prototypes shared by client.c, client_h1.c and
- * client_h2.c.
+/* client_conn.h - internal prototypes shared by client.c, client_req.c,
+ * client_conn.c, client_h1.c and client_h2.c.
  *
  * Re-entrancy rule (the same as the server layer's).  API functions a
  * caller can reach from a callback (request, cancel, pause, resume,
@@ -14,8 +14,30 @@
 #include "core/log.h"
 #include "http/client_conn-t.h"
 
-/* ---- client.c ---- */
+/* Counts one event in the origin's and the client's statistics. */
+#define MGW_CSTAT_INC(o, f)                                             \
+	do {                                                            \
+		(o)->st.f++;                                            \
+		(o)->cl->st.f++;                                        \
+	} while (0)
 
+/* ---- client_conn.c ---- */
+
+/* Opens a connection for o.  owner (HTTP/1.1 and undecided ALPN) is the
+ * request that reserves it (taken off the queue, made ACTIVE on it); NULL
+ * for HTTP/2 connections, which take streams from the queue.  connect_s
+ * bounds resolution, TCP and TLS: the connect timeout of the request it is
+ * opened for (a route's timeouts.connect), 0 for none.  Failures are
+ * reported from the loop (owner fails at once only on no memory). */
+void mgw_cconn_open(struct mgw_client_origin *o, struct mgw_client_req *owner,
+                    double connect_s);
+/* Takes c off its origin's idle list (no-op when not on it) and stops its
+ * keep-alive timer. */
+void mgw_cconn_idle_unlink(struct mgw_client_conn *c);
+/* 1 when the server has not closed (or written to) the idle connection c
+ * since it was pooled: reusing a closed one would make a request fail
+ * after it may have been written. */
+int mgw_cconn_alive(struct mgw_client_conn *c);
 /* Runs the connection's work callback from the loop (cancels, resumes,
  * deferred closes, HTTP/2 sends). */
 void mgw_cconn_schedule(struct mgw_client_conn *c);
@@ -36,9 +58,22 @@ void mgw_cconn_idle(struct mgw_client_conn *c);
 void mgw_cconn_mark_end(struct mgw_client_conn *c, struct mgw_client_req *r);
 void mgw_cconn_logctx(const struct mgw_client_conn *c, int32_t stream,
                       struct mgw_log_ctx *ctx);
+
+/* ---- client.c ---- */
+
 /* Dispatches the origin's queue from the loop. */
 void mgw_origin_kick(struct mgw_client_origin *o);
 
+/* ---- client_req.c ---- */
+
+/* Puts r (QUEUED from now, on no connection) on its origin's queue, at
+ * the front (a request handed back) or the back (a new one). */
+void mgw_creq_enqueue(struct mgw_client_req *r, int front);
+/* Takes r off its origin's queue (the caller sets its new state). */
+void mgw_creq_unqueue(struct mgw_client_req *r);
+/* Leaves the QUEUED or ACTIVE state for DONE (timer stopped), without any
+ * callback. */
+void mgw_creq_set_done(struct mgw_client_req *r);
 /* Response complete: on_end runs (unless cancelled); r becomes DONE and
  * stays allocated until mgw_creq_free. */
 void mgw_creq_end(struct mgw_client_req *r);
@@ -56,6 +91,10 @@ void mgw_creq_free(struct mgw_client_req *r);
 void mgw_creq_phase(struct mgw_client_req *r, enum mgw_creq_phase ph);
 /* Response bytes arrived: RECV phase, idle timer restarted. */
 void mgw_creq_activity(struct mgw_client_req *r);
+/* 1 when r's head must announce its body's length (Content-Length on
+ * HTTP/1.1, content-length on HTTP/2): it has a body, or its method is not
+ * one that goes without (so an empty POST says 0). */
+int mgw_creq_needs_length(const struct mgw_client_req *r);
 /* Delivers on_head / on_data unless r is done (cancelled). */
 void mgw_creq_head(struct mgw_client_req *r);
 void mgw_creq_data(struct mgw_client_req *r, const unsigned char *p, size_t n);

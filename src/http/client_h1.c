@@ -4,8 +4,8 @@
  * A gateway that parses upstream responses leniently can be made to split
  * one response into two, poisoning the next request on a pooled
  * connection.  So responses are held to the same rules as requests on the
- * server side: the raw head is scanned first (obs-fold, bare CR or LF and
- * control bytes are refused), field names and values are re-validated
+ * server side: the raw head is scanned first by h1_scan.c (obs-fold, bare
+ * CR or LF and control bytes are refused), field names and values are re-validated
  * once assembled, Content-Length with Transfer-Encoding, duplicate
  * Content-Length and any transfer coding but "chunked" are refused, and
  * head size and field count are limited.  A connection is only pooled
@@ -34,87 +34,19 @@
 #include "core/log.h"
 #include "http/chunked.h"
 #include "http/client_conn.h"
+#include "http/h1_scan.h"
 #include "http/headers.h"
 
 /* Status line and line-end overhead allowed on top of the header limits
  * before the raw scanner gives up on a response head. */
 #define HEAD_SLACK 8192
 
-static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
-                                              "OPTIONS", "TRACE", "CONNECT"};
-
-static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
-                      size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap : 64;
-		while (ncap < *len + n + 1)
-			ncap *= 2;
-		char *nb = realloc(*buf, ncap);
-		if (!nb)
-			return MGW_ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
 static void scan_reset(struct mgw_client_conn *c)
 {
-	c->sc_in_head = 1;
-	c->sc_cr = 0;
-	c->sc_lf = 1;
-	c->sc_any = 0;
-	c->sc_bytes = 0;
-}
-
-/* Checks raw head bytes and finds where the head ends: *feed is how many
- * of len belong to it.  Returns 0 or MGW_EPROTO / MGW_ELIMIT. */
-static int scan_head(struct mgw_client_conn *c, const unsigned char *p,
-                     size_t len, size_t *feed)
-{
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
-	size_t cap = lim->max_header_bytes + 4 * lim->max_headers + HEAD_SLACK;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = p[i];
-
-		if (++c->sc_bytes > cap)
-			return MGW_ELIMIT;
-		if (c->sc_cr) {
-			if (ch != '\n')
-				return MGW_EPROTO; /* bare CR */
-			c->sc_cr = 0;
-			if (c->sc_lf && c->sc_any) {
-				c->sc_in_head = 0;
-				*feed = i + 1;
-				return 0;
-			}
-			if (!c->sc_any)
-				return MGW_EPROTO; /* empty line before the status */
-			c->sc_lf = 1;
-			continue;
-		}
-		if (ch == '\r') {
-			c->sc_cr = 1;
-			continue;
-		}
-		if (ch == '\n')
-			return MGW_EPROTO; /* bare LF */
-		if (c->sc_lf) {
-			if (ch == ' ' || ch == '\t')
-				return MGW_EPROTO; /* obs-fold */
-			c->sc_lf = 0;
-			c->sc_any = 1;
-		}
-		if ((ch < 0x20 && ch != '\t') || ch == 0x7f)
-			return MGW_EPROTO;
-	}
-	*feed = len;
-	return 0;
+	mgw_h1_scan_reset(&c->sc, lim->max_header_bytes + 4 * lim->max_headers +
+	                              HEAD_SLACK, 0);
 }
 
 static struct mgw_client_conn *pconn(http_parser *p) { return p->data; }
@@ -145,8 +77,7 @@ static int on_message_begin(http_parser *p)
 
 	mgw_headers_deinit(&r->resp);
 	r->resp_bytes = 0;
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	c->in_body = 0;
 	return 0;
 }
@@ -155,23 +86,20 @@ static int commit_header(struct mgw_client_conn *c)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
 	struct mgw_client_req *r = c->req;
-	size_t vl = c->hval_len;
-	const char *v = c->hval ? c->hval : "";
+	const char *v;
+	size_t vl;
 
-	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-		vl--;
-	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
-	    !mgw_header_value_valid(v, vl))
+	if (mgw_h1_field_take(&c->fld, &v, &vl))
 		return perr(c, MGW_EPROTO, "invalid response header field");
 	if (!c->in_body) {
 		if (r->resp.n + 1 > lim->max_headers)
 			return perr(c, MGW_ELIMIT, "too many response header fields");
-		if (mgw_headers_add(&r->resp, c->hname, c->hname_len, v, vl) != 0)
+		if (mgw_headers_add(&r->resp, c->fld.name, c->fld.name_len, v,
+		                    vl) != 0)
 			return perr(c, MGW_ENOMEM, "no memory for response headers");
 	}
 	/* trailer fields are validated and dropped */
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	return 0;
 }
 
@@ -189,11 +117,11 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_client_conn *c = pconn(p);
 
-	if (c->hp_last_value && commit_header(c))
+	if (c->fld.last_value && commit_header(c))
 		return -1;
 	if (count_bytes(c, len))
 		return -1;
-	if (buf_append(&c->hname, &c->hname_len, &c->hname_cap, at, len))
+	if (mgw_h1_field_name(&c->fld, at, len))
 		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	return 0;
 }
@@ -202,10 +130,10 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_client_conn *c = pconn(p);
 
-	c->hp_last_value = 1;
+	c->fld.last_value = 1;
 	if (count_bytes(c, len))
 		return -1;
-	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+	if (mgw_h1_field_value(&c->fld, at, len))
 		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	return 0;
 }
@@ -269,7 +197,7 @@ static int on_headers_complete(http_parser *p)
 
 	if (c->in_body)
 		return 0; /* end of trailers */
-	if (c->hp_last_value && commit_header(c))
+	if (c->fld.last_value && commit_header(c))
 		return -1;
 	if (p->http_major != 1)
 		return perr(c, MGW_EPROTO, "response is not HTTP/1.x");
@@ -361,17 +289,6 @@ static void free_ref(const void *data, size_t len, void *extra)
 	free((void *)data);
 }
 
-static int needs_length(const struct mgw_client_req *r)
-{
-	if (r->body_len)
-		return 1;
-	for (size_t i = 0; i < sizeof(no_body_methods) / sizeof(no_body_methods[0]);
-	     i++)
-		if (strcmp(r->method, no_body_methods[i]) == 0)
-			return 0;
-	return 1;
-}
-
 /* Writes the request head and body into the output in two pieces: the head
  * is assembled in one allocation so the connection sees it as one write. */
 void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
@@ -381,7 +298,7 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	size_t n, off = 0;
 	char *head;
 
-	if (needs_length(r))
+	if (mgw_creq_needs_length(r))
 		snprintf(clbuf, sizeof(clbuf), "Content-Length: %zu\r\n", r->body_len);
 	n = strlen(r->method) + 1 + strlen(r->target) + 11 + 6 +
 	    strlen(r->authority) + 2 + strlen(clbuf) + 2;
@@ -478,6 +395,115 @@ static void proto_fail(struct mgw_client_conn *c, int err, const char *msg)
 	mgw_cconn_close(c);
 }
 
+/* After input was consumed: finishes a complete response, or stops for a
+ * request cancelled or paused inside a callback.  Returns 1 when the
+ * caller must stop (c may be freed), 0 to go on. */
+static int settle(struct mgw_client_conn *c, struct mgw_client_req *r)
+{
+	if (c->msg_done) {
+		finish(c);
+		return 1;
+	}
+	if (r->state == MGW_CRQ_DONE)
+		return 1; /* cancelled inside a callback */
+	if (r->paused) {
+		c->read_off = 1;
+		bufferevent_disable(c->bev, EV_READ);
+		return 1;
+	}
+	return 0;
+}
+
+/* One span of a chunked body through the strict decoder.  Returns 1 to
+ * stop (c may be freed), 0 to go on. */
+static int feed_chunked(struct mgw_client_conn *c, struct mgw_client_req *r,
+                        struct evbuffer *in, const struct evbuffer_iovec *v)
+{
+	size_t n;
+	int rv = mgw_chunked_feed(&c->ck, v->iov_base, v->iov_len, &n,
+	                          on_chunk_data, c);
+
+	evbuffer_drain(in, n);
+	if (rv) {
+		proto_fail(c, rv, mgw_chunked_error(&c->ck));
+		return 1;
+	}
+	if (mgw_chunked_done(&c->ck))
+		c->msg_done = 1;
+	return settle(c, r);
+}
+
+/* The raw scan of head bytes: *feed is what belongs to the head.  Returns
+ * 0, or 1 after failing the connection (c is freed). */
+static int scan_head(struct mgw_client_conn *c, const struct evbuffer_iovec *v,
+                     size_t *feed)
+{
+	int rv = mgw_h1_scan_feed(&c->sc, v->iov_base, v->iov_len, feed);
+
+	if (rv == MGW_ELIMIT)
+		proto_fail(c, rv, "response header too large");
+	else if (rv)
+		proto_fail(c, rv, "malformed response head (bare CR/LF, "
+		                  "obs-fold or control byte)");
+	return rv ? 1 : 0;
+}
+
+/* One span of head, or of a body http-parser frames (Content-Length or
+ * the close).  Returns 1 to stop (c may be freed), 0 to go on. */
+static int feed_parser(struct mgw_client_conn *c, struct mgw_client_req *r,
+                       struct evbuffer *in, const struct evbuffer_iovec *v)
+{
+	size_t feed = v->iov_len, n;
+	enum http_errno he;
+
+	if (c->sc.in_head && scan_head(c, v, &feed))
+		return 1;
+	n = http_parser_execute(&c->hp, &settings, v->iov_base, feed);
+	evbuffer_drain(in, n);
+	he = HTTP_PARSER_ERRNO(&c->hp);
+	if (c->hp_err) {
+		proto_fail(c, c->hp_err, c->hp_msg);
+		return 1;
+	}
+	if (he != HPE_OK && he != HPE_PAUSED) {
+		proto_fail(c, MGW_EPROTO, http_errno_description(he));
+		return 1;
+	}
+	if (settle(c, r))
+		return 1;
+	if (he == HPE_PAUSED) {
+		http_parser_pause(&c->hp, 0);
+	} else if (n < feed) {
+		proto_fail(c, MGW_EPROTO, "response parser stopped");
+		return 1;
+	}
+	return 0;
+}
+
+/* The server closed and everything before the close has been parsed:
+ * the close ends a close-delimited body, or fails the request.  c is
+ * freed. */
+static void at_eof(struct mgw_client_conn *c)
+{
+	if (!c->eof_err && !c->chunk_mode) {
+		/* a pause from a callback on the body's last bytes outlives
+		 * them (http-parser had consumed the input): a paused parser
+		 * would ignore the close that ends a close-delimited body */
+		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
+			http_parser_pause(&c->hp, 0);
+		http_parser_execute(&c->hp, &settings, NULL, 0);
+		if (c->msg_done) {
+			finish(c); /* body delimited by the close */
+			return;
+		}
+	}
+	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
+	                    c->eof_msg ? c->eof_msg
+	                               : "upstream closed the connection",
+	                    0);
+	mgw_cconn_close(c);
+}
+
 void mgw_ch1_process(struct mgw_client_conn *c)
 {
 	struct mgw_client_req *r = c->req;
@@ -501,96 +527,15 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 		mgw_creq_activity(r);
 	while (evbuffer_get_length(in) > 0 && guard--) {
 		struct evbuffer_iovec v;
-		size_t feed, n;
-		enum http_errno he;
 
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
-		if (c->chunk_mode) {
-			int rv = mgw_chunked_feed(&c->ck, v.iov_base, v.iov_len, &n,
-			                          on_chunk_data, c);
-			evbuffer_drain(in, n);
-			if (rv) {
-				proto_fail(c, rv, mgw_chunked_error(&c->ck));
-				return;
-			}
-			if (mgw_chunked_done(&c->ck))
-				c->msg_done = 1;
-			if (c->msg_done) {
-				finish(c);
-				return;
-			}
-			if (r->state == MGW_CRQ_DONE)
-				return; /* cancelled inside a callback */
-			if (r->paused) {
-				c->read_off = 1;
-				bufferevent_disable(c->bev, EV_READ);
-				return;
-			}
-			continue;
-		}
-		feed = v.iov_len;
-		if (c->sc_in_head) {
-			int rv = scan_head(c, v.iov_base, v.iov_len, &feed);
-			if (rv == MGW_ELIMIT) {
-				proto_fail(c, rv, "response header too large");
-				return;
-			}
-			if (rv) {
-				proto_fail(c, rv, "malformed response head (bare CR/LF, "
-				                  "obs-fold or control byte)");
-				return;
-			}
-		}
-		n = http_parser_execute(&c->hp, &settings, v.iov_base, feed);
-		evbuffer_drain(in, n);
-		he = HTTP_PARSER_ERRNO(&c->hp);
-		if (c->hp_err) {
-			proto_fail(c, c->hp_err, c->hp_msg);
+		if (c->chunk_mode ? feed_chunked(c, r, in, &v)
+		                  : feed_parser(c, r, in, &v))
 			return;
-		}
-		if (he != HPE_OK && he != HPE_PAUSED) {
-			proto_fail(c, MGW_EPROTO, http_errno_description(he));
-			return;
-		}
-		if (c->msg_done) {
-			finish(c);
-			return;
-		}
-		if (r->state == MGW_CRQ_DONE)
-			return; /* cancelled inside a callback */
-		if (r->paused) {
-			c->read_off = 1;
-			bufferevent_disable(c->bev, EV_READ);
-			return;
-		}
-		if (he == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		else if (n < feed) {
-			proto_fail(c, MGW_EPROTO, "response parser stopped");
-			return;
-		}
 	}
-	if (!c->peer_eof)
-		return;
-	/* everything before the close has been parsed */
-	if (!c->eof_err && !c->chunk_mode) {
-		/* a pause from a callback on the body's last bytes outlives
-		 * them (http-parser had consumed the input): a paused parser
-		 * would ignore the close that ends a close-delimited body */
-		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		http_parser_execute(&c->hp, &settings, NULL, 0);
-		if (c->msg_done) {
-			finish(c); /* body delimited by the close */
-			return;
-		}
-	}
-	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
-	                    c->eof_msg ? c->eof_msg
-	                               : "upstream closed the connection",
-	                    0);
-	mgw_cconn_close(c);
+	if (c->peer_eof)
+		at_eof(c);
 }
 
 void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
@@ -607,8 +552,5 @@ void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
 
 void mgw_ch1_deinit(struct mgw_client_conn *c)
 {
-	free(c->hname);
-	free(c->hval);
-	c->hname = c->hval = NULL;
-	c->hname_len = c->hval_len = c->hname_cap = c->hval_cap = 0;
+	mgw_h1_field_deinit(&c->fld);
 }

@@ -39,9 +39,6 @@
  * waiting there; the write callback resumes it. */
 #define H2_OUT_LIMIT (64 * 1024)
 
-static const char *const no_body_methods[] = {"GET", "HEAD", "DELETE",
-                                              "OPTIONS", "TRACE", "CONNECT"};
-
 static struct mgw_client_req *stream_req(struct mgw_client_conn *c,
                                          int32_t sid)
 {
@@ -415,17 +412,6 @@ int mgw_ch2_has_room(const struct mgw_client_conn *c)
 	return c->nstreams < cap;
 }
 
-static int needs_length(const struct mgw_client_req *r)
-{
-	if (r->body_len)
-		return 1;
-	for (size_t i = 0; i < sizeof(no_body_methods) / sizeof(no_body_methods[0]);
-	     i++)
-		if (strcmp(r->method, no_body_methods[i]) == 0)
-			return 0;
-	return 1;
-}
-
 static nghttp2_nv mknv(const char *n, size_t nl, const char *v, size_t vl,
                        uint8_t flags)
 {
@@ -464,7 +450,7 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 		                    ? NGHTTP2_NV_FLAG_NO_INDEX
 		                    : NGHTTP2_NV_FLAG_NONE);
 	}
-	if (needs_length(r)) {
+	if (mgw_creq_needs_length(r)) {
 		int l = snprintf(clbuf, sizeof(clbuf), "%zu", r->body_len);
 		nva[n++] = mknv("content-length", 14, clbuf, (size_t)l,
 		                NGHTTP2_NV_FLAG_NONE);

@@ -11,6 +11,7 @@
 #include <http_parser.h>
 
 #include "http/chunked-t.h"
+#include "http/h1_scan-t.h"
 #include "http/headers-t.h"
 #include "http/server.h"
 
@@ -112,16 +113,11 @@ struct mgw_http_conn {
 	struct mgw_http_exchange *active; /* handed to the handler */
 	int hp_ready;                     /* a complete request is in rx */
 	int hp_err;                       /* status decided by a callback */
-	unsigned hp_last_value : 1;       /* last header callback was a value */
-	char *hname, *hval;               /* field being assembled */
-	size_t hname_len, hval_len, hname_cap, hval_cap;
+	struct mgw_h1_field fld;          /* field being assembled (or the
+	                                   * request target, before them) */
 	size_t hdr_bytes;                 /* names+values so far (limit) */
 	/* raw header-block scanner (obs-fold, bare CR/LF, control bytes) */
-	unsigned sc_in_head : 1;
-	unsigned sc_cr : 1;               /* previous byte was CR */
-	unsigned sc_lf : 1;               /* at the start of a line */
-	unsigned sc_any : 1;              /* request line seen */
-	size_t sc_bytes;
+	struct mgw_h1_scan sc;
 	/* chunked request body, decoded by us once http-parser read the head */
 	unsigned ck_mode : 1;
 	struct mgw_chunked ck;

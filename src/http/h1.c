@@ -3,7 +3,7 @@
  * Strictness.  Debian's http-parser tolerates things a front server must
  * not: it folds obs-fold lines into the value, drops control bytes from
  * values, accepts spaces in field names and bare LF line ends.  So every
- * header block is first run through a small raw-byte scanner (scan_head)
+ * header block is first run through the raw-byte scanner of h1_scan.c
  * that rejects obs-fold, bare CR or LF and control bytes, and only the
  * bytes of the header block are fed to the parser while it runs; field
  * names and values are re-validated once assembled, and the framing fields
@@ -40,6 +40,7 @@
 #include "core/log.h"
 #include "http/chunked.h"
 #include "http/conn.h"
+#include "http/h1_scan.h"
 #include "http/headers.h"
 
 /* Request line and line-end overhead allowed on top of the configured
@@ -52,115 +53,9 @@ static size_t raw_head_cap(const struct mgw_http_limits *lim)
 	       HEAD_SLACK;
 }
 
-static int buf_append(char **buf, size_t *len, size_t *cap, const char *p,
-                      size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t ncap = *cap ? *cap : 64;
-		while (ncap < *len + n + 1)
-			ncap *= 2;
-		char *nb = realloc(*buf, ncap);
-		if (!nb)
-			return MGW_ENOMEM;
-		*buf = nb;
-		*cap = ncap;
-	}
-	memcpy(*buf + *len, p, n);
-	*len += n;
-	(*buf)[*len] = '\0';
-	return 0;
-}
-
-/* Bytes the raw scan must look at one by one: line ends and the
- * control bytes a header block may not hold (HTAB aside). */
-static const unsigned char scan_special[256] = {
-	[0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1,
-	[0x06] = 1, [0x07] = 1, [0x08] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1,
-	[0x0d] = 1, [0x0e] = 1, [0x0f] = 1, [0x10] = 1, [0x11] = 1, [0x12] = 1,
-	[0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1, [0x18] = 1,
-	[0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1,
-	[0x1f] = 1, [0x7f] = 1,
-};
-
-/* One byte of the raw scan with its state: -1 to go on, -2 at the end of
- * the block, else the status to answer. */
-static int scan_byte(struct mgw_http_conn *c, unsigned char ch)
-{
-	if (c->sc_cr) {
-		if (ch != '\n')
-			return 400; /* bare CR */
-		c->sc_cr = 0;
-		if (c->sc_lf && c->sc_any) {
-			c->sc_in_head = 0; /* empty line: end of block */
-			return -2;
-		}
-		c->sc_lf = 1; /* also skips empty lines before the request */
-		return -1;
-	}
-	if (ch == '\r') {
-		c->sc_cr = 1;
-		return -1;
-	}
-	if (ch == '\n')
-		return 400; /* bare LF */
-	if (c->sc_lf) {
-		if (ch == ' ' || ch == '\t')
-			return 400; /* obs-fold (or a request line starting blank) */
-		c->sc_lf = 0;
-		c->sc_any = 1;
-	}
-	if (scan_special[ch])
-		return 400;
-	return -1;
-}
-
-/* Checks the raw bytes of a header block (request line included) and finds
- * where it ends.  Sets *feed to the bytes that belong to the block (all of
- * len while it continues) and returns 0, or returns the status to answer.
- * Inside a line, runs of ordinary bytes are skipped by table; line starts,
- * line ends and control bytes go through scan_byte. */
-static int scan_head(struct mgw_http_conn *c, const unsigned char *p,
-                     size_t len, size_t *feed)
-{
-	size_t cap = raw_head_cap(&c->srv->lim), i = 0;
-
-	while (i < len) {
-		int st;
-
-		if (!c->sc_cr && !c->sc_lf) {
-			size_t j = i;
-
-			while (j < len && !scan_special[p[j]])
-				j++;
-			c->sc_bytes += j - i;
-			if (c->sc_bytes > cap)
-				return 431;
-			i = j;
-			if (i == len)
-				break;
-		}
-		if (++c->sc_bytes > cap)
-			return 431;
-		st = scan_byte(c, p[i]);
-		i++;
-		if (st == -2) {
-			*feed = i;
-			return 0;
-		}
-		if (st != -1)
-			return st;
-	}
-	*feed = len;
-	return 0;
-}
-
 static void scan_reset(struct mgw_http_conn *c)
 {
-	c->sc_in_head = 1;
-	c->sc_cr = 0;
-	c->sc_lf = 1;
-	c->sc_any = 0;
-	c->sc_bytes = 0;
+	mgw_h1_scan_reset(&c->sc, raw_head_cap(&c->srv->lim), 1);
 }
 
 static struct mgw_http_conn *pconn(http_parser *p) { return p->data; }
@@ -181,8 +76,7 @@ static int on_message_begin(http_parser *p)
 	if (!c->rx)
 		return fail(c, 503);
 	c->hdr_bytes = 0;
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	mgw_conn_timer(c, MGW_T_HEADER, c->srv->lim.header_timeout);
 	return 0;
 }
@@ -191,15 +85,15 @@ static int on_url(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_http_conn *c = pconn(p);
 
-	if (c->hval_len + len > c->srv->lim.max_uri)
+	if (c->fld.value_len + len > c->srv->lim.max_uri)
 		return fail(c, 414);
-	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+	if (mgw_h1_field_value(&c->fld, at, len))
 		return fail(c, 503);
 	return 0;
 }
 
 /* The request line is complete once the first header (or the end of the
- * headers) arrives; the target was collected in hval. */
+ * headers) arrives; the target was collected as the field value. */
 static int take_target(struct mgw_http_conn *c)
 {
 	struct mgw_http_exchange *x = c->rx;
@@ -207,33 +101,30 @@ static int take_target(struct mgw_http_conn *c)
 
 	if (x->target)
 		return 0;
-	rc = mgw_x_set_target(x, c->hval ? c->hval : "", c->hval_len, 1);
+	rc = mgw_x_set_target(x, c->fld.value ? c->fld.value : "",
+	                      c->fld.value_len, 1);
 	if (rc == MGW_EINVAL && c->hp.method == HTTP_CONNECT)
 		rc = mgw_x_set_target(x, "*", 1, 0); /* 405 once the head is read */
 	if (rc)
 		return fail(c, rc == MGW_EINVAL ? 400 : 503);
-	c->hval_len = 0;
+	c->fld.value_len = 0;
 	return 0;
 }
 
 static int commit_header(struct mgw_http_conn *c)
 {
 	struct mgw_http_exchange *x = c->rx;
-	size_t vl = c->hval_len;
+	const char *v;
+	size_t vl;
 
-	while (vl && (c->hval[vl - 1] == ' ' || c->hval[vl - 1] == '\t'))
-		vl--;
-	if (!mgw_header_name_valid(c->hname, c->hname_len) ||
-	    !mgw_header_value_valid(c->hval ? c->hval : "", vl))
+	if (mgw_h1_field_take(&c->fld, &v, &vl))
 		return fail(c, 400);
 	/* only head fields come here: trailers go to the chunked decoder */
 	if (x->req.n + 1 > c->srv->lim.max_headers)
 		return fail(c, 431);
-	if (mgw_headers_add(&x->req, c->hname, c->hname_len,
-	                    c->hval ? c->hval : "", vl))
+	if (mgw_headers_add(&x->req, c->fld.name, c->fld.name_len, v, vl))
 		return fail(c, 503);
-	c->hname_len = c->hval_len = 0;
-	c->hp_last_value = 0;
+	mgw_h1_field_clear(&c->fld);
 	return 0;
 }
 
@@ -243,12 +134,12 @@ static int on_header_field(http_parser *p, const char *at, size_t len)
 
 	if (take_target(c))
 		return -1;
-	if (c->hp_last_value && commit_header(c))
+	if (c->fld.last_value && commit_header(c))
 		return -1;
 	c->hdr_bytes += len;
 	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
 		return fail(c, 431);
-	if (buf_append(&c->hname, &c->hname_len, &c->hname_cap, at, len))
+	if (mgw_h1_field_name(&c->fld, at, len))
 		return fail(c, 503);
 	return 0;
 }
@@ -257,11 +148,11 @@ static int on_header_value(http_parser *p, const char *at, size_t len)
 {
 	struct mgw_http_conn *c = pconn(p);
 
-	c->hp_last_value = 1;
+	c->fld.last_value = 1;
 	c->hdr_bytes += len;
 	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
 		return fail(c, 431);
-	if (buf_append(&c->hval, &c->hval_len, &c->hval_cap, at, len))
+	if (mgw_h1_field_value(&c->fld, at, len))
 		return fail(c, 503);
 	return 0;
 }
@@ -291,7 +182,7 @@ static int on_headers_complete(http_parser *p)
 
 	if (take_target(c))
 		return -1;
-	if ((c->hp_last_value || c->hname_len) && commit_header(c))
+	if ((c->fld.last_value || c->fld.name_len) && commit_header(c))
 		return -1;
 	x->headers_done = 1;
 	if (p->http_major != 1)
@@ -407,10 +298,7 @@ void mgw_h1_deinit(struct mgw_http_conn *c)
 {
 	mgw_x_free(c->rx);
 	c->rx = NULL;
-	free(c->hname);
-	free(c->hval);
-	c->hname = c->hval = NULL;
-	c->hname_len = c->hval_len = c->hname_cap = c->hval_cap = 0;
+	mgw_h1_field_deinit(&c->fld);
 }
 
 /* Answers a protocol error or limit with a short plain response and marks
@@ -500,10 +388,10 @@ int mgw_h1_parse(struct mgw_http_conn *c, const unsigned char *p, size_t len,
 	*used = 0;
 	if (c->ck_mode)
 		return parse_chunked(c, p, len, used);
-	if (c->sc_in_head) {
-		st = scan_head(c, p, len, &feed);
+	if (c->sc.in_head) {
+		st = mgw_h1_scan_feed(&c->sc, p, len, &feed);
 		if (st)
-			return st;
+			return st == MGW_ELIMIT ? 431 : 400;
 	}
 	if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
 		http_parser_pause(&c->hp, 0);

@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 
 #include "net/tls.h"
+#include "net/tls_common.h"
 
 /* Our ALPN preference, in wire format (length-prefixed strings). */
 static const unsigned char alpn_server[] = "\x02h2\x08http/1.1";
@@ -46,22 +47,6 @@ static int on_alpn_select(SSL *ssl, const unsigned char **out,
 	return SSL_TLSEXT_ERR_NOACK;
 }
 
-/* Formats "what FILE: reason" from the OpenSSL error queue (the earliest
- * error is usually the informative one) and clears the queue. */
-static void tls_error(char *err, size_t errlen, const char *what,
-                      const char *file)
-{
-	unsigned long e = ERR_get_error();
-	char reason[256] = "unknown error";
-
-	if (e)
-		ERR_error_string_n(e, reason, sizeof(reason));
-	ERR_clear_error();
-	if (err && errlen)
-		snprintf(err, errlen, "%s %s: %s", what, file ? file : "(none)",
-		         reason);
-}
-
 static int no_passphrase(char *buf, int size, int rwflag, void *arg)
 {
 	(void)buf;
@@ -86,6 +71,17 @@ static int key_is_encrypted(const char *path)
 	return enc;
 }
 
+/* The key does not belong to the certificate: says so, naming both. */
+static void key_mismatch(char *err, size_t errlen, const char *cert_file,
+                         const char *key_file)
+{
+	char what[512];
+
+	snprintf(what, sizeof(what),
+	         "private key does not match certificate %s; key", cert_file);
+	mgw_tls_error(err, errlen, what, key_file);
+}
+
 /* Builds a TLS server context from PEM certificate chain and key files,
  * TLS 1.2+, ALPN selecting "h2" then "http/1.1".  The cipher list for
  * TLS 1.2 is limited to ECDHE with AEAD, as HTTP/2 (RFC 9113 §9.2.2)
@@ -104,11 +100,11 @@ SSL_CTX *mgw_tls_server_ctx(const char *cert_file, const char *key_file,
 	}
 	ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
-		tls_error(err, errlen, "creating TLS context for", cert_file);
+		mgw_tls_error(err, errlen, "creating TLS context for", cert_file);
 		goto fail;
 	}
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
-		tls_error(err, errlen, "setting TLS 1.2 minimum for", cert_file);
+		mgw_tls_error(err, errlen, "setting TLS 1.2 minimum for", cert_file);
 		goto fail;
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION |
@@ -120,11 +116,11 @@ SSL_CTX *mgw_tls_server_ctx(const char *cert_file, const char *key_file,
 	                            "ECDHE-RSA-AES256-GCM-SHA384:"
 	                            "ECDHE-ECDSA-CHACHA20-POLY1305:"
 	                            "ECDHE-RSA-CHACHA20-POLY1305") != 1) {
-		tls_error(err, errlen, "setting ciphers for", cert_file);
+		mgw_tls_error(err, errlen, "setting ciphers for", cert_file);
 		goto fail;
 	}
 	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
-		tls_error(err, errlen, "loading certificate chain", cert_file);
+		mgw_tls_error(err, errlen, "loading certificate chain", cert_file);
 		goto fail;
 	}
 	/* No passphrase prompt on the terminal (a daemon would block there
@@ -133,25 +129,18 @@ SSL_CTX *mgw_tls_server_ctx(const char *cert_file, const char *key_file,
 	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
 		/* OpenSSL compares the key with the certificate while loading */
 		if (key_is_encrypted(key_file)) {
-			tls_error(err, errlen, "encrypted private keys are not "
-			          "supported (decrypt it, e.g. openssl pkey -in KEY "
-			          "-out KEY.plain); key", key_file);
+			mgw_tls_error(err, errlen, "encrypted private keys are not "
+			              "supported (decrypt it, e.g. openssl pkey -in KEY "
+			              "-out KEY.plain); key", key_file);
 		} else if (ERR_GET_REASON(ERR_peek_last_error()) == X509_R_KEY_VALUES_MISMATCH) {
-			char what[512];
-			snprintf(what, sizeof(what),
-			         "private key does not match certificate %s; key",
-			         cert_file);
-			tls_error(err, errlen, what, key_file);
+			key_mismatch(err, errlen, cert_file, key_file);
 		} else {
-			tls_error(err, errlen, "loading private key", key_file);
+			mgw_tls_error(err, errlen, "loading private key", key_file);
 		}
 		goto fail;
 	}
 	if (SSL_CTX_check_private_key(ctx) != 1) {
-		char what[512];
-		snprintf(what, sizeof(what), "private key does not match certificate %s; key",
-		         cert_file);
-		tls_error(err, errlen, what, key_file);
+		key_mismatch(err, errlen, cert_file, key_file);
 		goto fail;
 	}
 	SSL_CTX_set_alpn_select_cb(ctx, on_alpn_select, NULL);

@@ -6,7 +6,6 @@
 #include "autoconf.h"
 
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <string.h>
 
 #include <openssl/err.h>
@@ -14,19 +13,7 @@
 #include <openssl/x509v3.h>
 
 #include "net/tls_client.h"
-
-static void tls_error(char *err, size_t errlen, const char *what,
-                      const char *file)
-{
-	unsigned long e = ERR_get_error();
-	char reason[256] = "unknown error";
-
-	if (e)
-		ERR_error_string_n(e, reason, sizeof(reason));
-	ERR_clear_error();
-	if (err && errlen)
-		snprintf(err, errlen, "%s %s: %s", what, file ? file : "", reason);
-}
+#include "net/tls_common.h"
 
 /* Builds a client context (see tls_client.h).  The system store comes from
  * OpenSSL's default paths, which Debian points at /etc/ssl/certs. */
@@ -38,11 +25,11 @@ SSL_CTX *mgw_tls_client_ctx(const char *ca_file, int verify, char *err,
 	ERR_clear_error();
 	ctx = SSL_CTX_new(TLS_client_method());
 	if (!ctx) {
-		tls_error(err, errlen, "creating TLS client context", NULL);
+		mgw_tls_error(err, errlen, "creating TLS client context", NULL);
 		goto fail;
 	}
 	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
-		tls_error(err, errlen, "setting TLS 1.2 minimum", NULL);
+		mgw_tls_error(err, errlen, "setting TLS 1.2 minimum", NULL);
 		goto fail;
 	}
 	SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION);
@@ -53,11 +40,11 @@ SSL_CTX *mgw_tls_client_ctx(const char *ca_file, int verify, char *err,
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	if (ca_file) {
 		if (SSL_CTX_load_verify_locations(ctx, ca_file, NULL) != 1) {
-			tls_error(err, errlen, "loading CA file", ca_file);
+			mgw_tls_error(err, errlen, "loading CA file", ca_file);
 			goto fail;
 		}
 	} else if (SSL_CTX_set_default_verify_paths(ctx) != 1) {
-		tls_error(err, errlen, "loading the system CA store", NULL);
+		mgw_tls_error(err, errlen, "loading the system CA store", NULL);
 		goto fail;
 	}
 	return ctx;

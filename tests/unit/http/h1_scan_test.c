@@ -1,0 +1,233 @@
+/* h1_scan_test.c - the strict HTTP/1 head scanner and field assembly
+ * (src/http/h1_scan.c): heads end exactly after their empty line however
+ * the bytes are split, every leniency http-parser would let through is
+ * refused, the byte cap holds, and assembled fields are trimmed and
+ * validated. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/errors.h"
+#include "http/h1_scan.h"
+
+/* Scans in[0..len) in pieces of at most step bytes (0: one piece) until
+ * the head ends or fails.  *fed counts the bytes that belong to it. */
+static int scan_all(struct mgw_h1_scan *s, const char *in, size_t len,
+                    size_t step, size_t *fed)
+{
+	size_t off = 0;
+
+	*fed = 0;
+	while (off < len && s->in_head) {
+		size_t n = step && len - off > step ? step : len - off;
+		size_t feed = 0;
+		int rc = mgw_h1_scan_feed(s, (const unsigned char *)in + off, n,
+		                          &feed);
+
+		if (rc)
+			return rc;
+		assert_true(feed <= n);
+		*fed += feed;
+		off += n;
+	}
+	return 0;
+}
+
+static int scan_str(const char *in, size_t cap, int lead, size_t step,
+                    size_t *fed, int *ended)
+{
+	struct mgw_h1_scan s;
+	int rc;
+
+	mgw_h1_scan_reset(&s, cap, lead);
+	rc = scan_all(&s, in, strlen(in), step, fed);
+	*ended = !s.in_head;
+	return rc;
+}
+
+static void test_head_ends(void **state)
+{
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a\r\nX: \tb\r\n\r\n";
+	static const char more[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\nNEXT";
+	size_t fed;
+	int ended;
+	(void)state;
+
+	for (size_t step = 0; step < 8; step++) {
+		assert_int_equal(scan_str(head, 1024, 1, step, &fed, &ended), 0);
+		assert_true(ended);
+		assert_int_equal(fed, strlen(head));
+		assert_int_equal(scan_str(more, 1024, 0, step, &fed, &ended), 0);
+		assert_true(ended);
+		assert_int_equal(fed, strlen(more) - 4);
+	}
+	/* a head still going on: every byte belongs to it */
+	assert_int_equal(scan_str("HTTP/1.1 200 OK\r\nA: b", 1024, 0, 0, &fed,
+	                          &ended), 0);
+	assert_false(ended);
+	assert_int_equal(fed, 21);
+}
+
+static void test_leading_empty_lines(void **state)
+{
+	size_t fed;
+	int ended;
+	(void)state;
+
+	/* requests: skipped (RFC 9112 §2.2) */
+	assert_int_equal(scan_str("\r\n\r\nGET / HTTP/1.1\r\n\r\n", 1024, 1, 0,
+	                          &fed, &ended), 0);
+	assert_true(ended);
+	assert_int_equal(fed, 22);
+	/* responses: refused */
+	assert_int_equal(scan_str("\r\nHTTP/1.1 200 OK\r\n\r\n", 1024, 0, 0, &fed,
+	                          &ended), MGW_EPROTO);
+}
+
+static void test_refused(void **state)
+{
+	static const char *const bad[] = {
+	    "GET / HTTP/1.1\nHost: a\r\n\r\n",        /* bare LF */
+	    "GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n",   /* bare CR */
+	    "GET / HTTP/1.1\r\nHost: a\r\n b\r\n\r\n",/* obs-fold, SP */
+	    "GET / HTTP/1.1\r\nHost: a\r\n\tb\r\n\r\n",/* obs-fold, HTAB */
+	    " GET / HTTP/1.1\r\n\r\n",                /* blank start line */
+	    "GET / HTTP/1.1\r\nX: a\001b\r\n\r\n",    /* control byte */
+	    "GET / HTTP/1.1\r\nX: a\177\r\n\r\n",     /* DEL */
+	};
+	/* NUL, fed by length */
+	static const char nul[] = "GET / HTTP/1.1\r\nX: a\0b\r\n\r\n";
+	struct mgw_h1_scan s;
+	size_t fed;
+	int ended;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		for (size_t step = 0; step < 4; step++)
+			assert_int_equal(scan_str(bad[i], 1024, 1, step, &fed, &ended),
+			                 MGW_EPROTO);
+	mgw_h1_scan_reset(&s, 1024, 1);
+	assert_int_equal(scan_all(&s, nul, sizeof(nul) - 1, 0, &fed), MGW_EPROTO);
+}
+
+static void test_cap(void **state)
+{
+	static const char head[] = "GET / HTTP/1.1\r\nHost: a\r\n\r\n";
+	size_t len = strlen(head), fed;
+	int ended;
+	(void)state;
+
+	for (size_t step = 0; step < 4; step++) {
+		assert_int_equal(scan_str(head, len, 1, step, &fed, &ended), 0);
+		assert_true(ended);
+		assert_int_equal(scan_str(head, len - 1, 1, step, &fed, &ended),
+		                 MGW_ELIMIT);
+		/* the cap counts runs of ordinary bytes too */
+		assert_int_equal(scan_str(head, 5, 1, step, &fed, &ended),
+		                 MGW_ELIMIT);
+	}
+}
+
+static void test_reset_reuses(void **state)
+{
+	struct mgw_h1_scan s;
+	size_t fed;
+	(void)state;
+
+	mgw_h1_scan_reset(&s, 64, 0);
+	assert_int_equal(scan_all(&s, "HTTP/1.1 100 Continue\r\n\r\n", 25, 0,
+	                          &fed), 0);
+	assert_false(s.in_head);
+	mgw_h1_scan_reset(&s, 64, 0);
+	assert_true(s.in_head);
+	assert_int_equal(s.bytes, 0);
+	assert_int_equal(scan_all(&s, "HTTP/1.1 200 OK\r\n\r\n", 19, 0, &fed), 0);
+	assert_false(s.in_head);
+	assert_int_equal(fed, 19);
+}
+
+static void test_buf_append(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	char big[300];
+	(void)state;
+
+	assert_int_equal(mgw_h1_buf_append(&buf, &len, &cap, "ab", 2), 0);
+	assert_string_equal(buf, "ab");
+	assert_int_equal(mgw_h1_buf_append(&buf, &len, &cap, "", 0), 0);
+	assert_int_equal(len, 2);
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(mgw_h1_buf_append(&buf, &len, &cap, big, sizeof(big)),
+	                 0);
+	assert_int_equal(len, 302);
+	assert_true(cap > len);
+	assert_int_equal(buf[len], '\0');
+	assert_int_equal(buf[1], 'b');
+	assert_int_equal(buf[2], 'x');
+	free(buf);
+}
+
+static void test_field(void **state)
+{
+	struct mgw_h1_field f;
+	const char *v;
+	size_t vl;
+	(void)state;
+
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(mgw_h1_field_name(&f, "Con", 3), 0);
+	assert_int_equal(mgw_h1_field_name(&f, "tent-Type", 9), 0);
+	assert_int_equal(mgw_h1_field_value(&f, "text/plain", 10), 0);
+	assert_int_equal(mgw_h1_field_value(&f, " \t ", 3), 0);
+	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), 0);
+	assert_int_equal(vl, 10);
+	assert_memory_equal(v, "text/plain", 10);
+	assert_string_equal(f.name, "Content-Type");
+
+	/* an empty value is valid */
+	mgw_h1_field_clear(&f);
+	assert_int_equal(f.name_len, 0);
+	assert_int_equal(f.value_len, 0);
+	assert_int_equal(mgw_h1_field_name(&f, "X", 1), 0);
+	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), 0);
+	assert_int_equal(vl, 0);
+
+	/* a space in the name, no name, a control byte in the value */
+	mgw_h1_field_clear(&f);
+	assert_int_equal(mgw_h1_field_name(&f, "X Y", 3), 0);
+	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
+	mgw_h1_field_clear(&f);
+	assert_int_equal(mgw_h1_field_value(&f, "a", 1), 0);
+	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
+	mgw_h1_field_clear(&f);
+	assert_int_equal(mgw_h1_field_name(&f, "X", 1), 0);
+	assert_int_equal(mgw_h1_field_value(&f, "a\001b", 3), 0);
+	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
+
+	mgw_h1_field_deinit(&f);
+	assert_null(f.name);
+	assert_null(f.value);
+	mgw_h1_field_deinit(&f); /* twice is fine */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_head_ends),
+		cmocka_unit_test(test_leading_empty_lines),
+		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_reset_reuses),
+		cmocka_unit_test(test_buf_append),
+		cmocka_unit_test(test_field),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
