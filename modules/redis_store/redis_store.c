@@ -416,6 +416,38 @@ static struct mgw_session *record_from(const struct rop *o, redisReply *rep)
 	return rec;
 }
 
+/* Answers a script's "no such session": nil (deleted, idled out) or an
+ * integer (past its lifetime, deleted by the script: counted expired). */
+static void answer_gone(struct rop *o, redisReply *rep)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+
+	if (rep->type == REDIS_REPLY_INTEGER)
+		bump(&s->base.cnt.expired);
+	mgw_session_table_remove(s->cache, o->id, o->idlen);
+	finish(o, MGW_ENOTFOUND, NULL);
+}
+
+/* The record of a {v, d} reply, stamped fresh and put into the cache (the
+ * reference returned is the caller's).  A key holding something this
+ * store did not write is answered like an unknown id: o is finished (not
+ * found) and NULL returned. */
+static struct mgw_session *adopt_record(struct rop *o, redisReply *rep)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec = record_from(o, rep);
+
+	if (!rec) {
+		note_bad_record(s, o);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return NULL;
+	}
+	rec->cached_ms = now_ms(s);
+	cache_fill(s, rec);
+	return rec;
+}
+
 /* The time a session may stay unused in Redis from now: the idle timeout,
  * but never past its lifetime; 0 = its lifetime is over. */
 static uint64_t ttl_ms(struct redis_store *s, const struct mgw_session *rec)
@@ -595,24 +627,12 @@ static void on_fetch_reply(void *arg, int status, redisReply *rep)
 		return;
 	}
 	if (rep->type == REDIS_REPLY_NIL || rep->type == REDIS_REPLY_INTEGER) {
-		/* Unknown (deleted, idled out), or past its lifetime. */
-		if (rep->type == REDIS_REPLY_INTEGER)
-			bump(&s->base.cnt.expired);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
+		answer_gone(o, rep);
 		return;
 	}
-	rec = record_from(o, rep);
-	if (!rec) {
-		/* Not a record this store wrote: answered like an unknown id */
-		note_bad_record(s, o);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
-		return;
-	}
-	rec->cached_ms = now_ms(s);
-	cache_fill(s, rec);
-	lookup_answer(o, rec);
+	rec = adopt_record(o, rep);
+	if (rec)
+		lookup_answer(o, rec);
 }
 
 static int rs_lookup(struct mgw_session_view *view, const char *id,
@@ -709,10 +729,7 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 	}
 	if (rep->type == REDIS_REPLY_NIL ||
 	    (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)) {
-		if (rep->type == REDIS_REPLY_INTEGER)
-			bump(&s->base.cnt.expired);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
+		answer_gone(o, rep);
 		return;
 	}
 	if (rep->type == REDIS_REPLY_INTEGER) {
@@ -724,17 +741,10 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 		finish(o, 0, rec);
 		return;
 	}
-	rec = record_from(o, rep);
-	if (!rec) {
-		note_bad_record(s, o);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
-		return;
-	}
 	/* Someone else updated first: the caller adopts theirs. */
-	rec->cached_ms = now_ms(s);
-	cache_fill(s, rec);
-	finish(o, MGW_ECONFLICT, rec);
+	rec = adopt_record(o, rep);
+	if (rec)
+		finish(o, MGW_ECONFLICT, rec);
 }
 
 static int rs_update(struct mgw_session_view *view, struct mgw_session *rec,
