@@ -43,17 +43,10 @@
  * once when Redis becomes unreachable (from any worker) and once when it
  * is reachable again (from all), and counts outages and their duration.
  *
- * Record format `d` (big-endian integers; strings length-prefixed, length
- * 0 = absent):
- *   u8 format (1) | i64 created_s | i64 expires_s | u32 pin_gen |
- *   u8 flags (1 bound, 2 tools_known) | [32 principal digest, if bound] |
- *   u16+pin_url | u16+upstream_sid | u8+protocol_version |
- *   u8 n_headers, per header u8+name u16+value |
- *   u32+initialize body | u16+initialized body |
- *   u16 n_safe_tools, per tool u16+name
- * Bodies are kept byte for byte.  A record read back is validated by the
- * session setters and must be exactly one record (no trailing bytes):
- * Redis is shared, and what it holds is not trusted blindly. */
+ * Record `d`: the full layout of session/record_codec.h (bodies byte for
+ * byte).  A record read back is validated by the session setters and must
+ * be exactly one record (no trailing bytes): Redis is shared, and what it
+ * holds is not trusted blindly. */
 #include "autoconf.h"
 
 #include <errno.h>
@@ -68,15 +61,12 @@
 #include "core/log.h"
 #include "modules/redis_store/redis_store.h"
 #include "net/redis.h"
+#include "session/record_codec.h"
 #include "session/session.h"
 #include "session/store.h"
 #include "session/table.h"
-#include "util/bytes.h"
 
-#define FORMAT 1
-#define FLAG_BOUND 1
-#define FLAG_TOOLS_KNOWN 2
-#define FIXED_BYTES (1 + 8 + 8 + 4 + 1 + 2 + 2 + 1 + 1 + 4 + 2 + 2)
+#define LAYOUT MGW_RECORD_FULL  /* the record layout of `d` */
 #define ID_LEN (2 * MGW_SESSION_ID_HEX_BYTES)
 #define KEY_MAX (128 + ID_LEN + 1)
 #define CREATE_TRIES 4
@@ -170,158 +160,6 @@ static uint64_t now_ms(struct redis_store *s)
 static void bump(atomic_uint_fast64_t *c)
 {
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
-}
-
-/* ---- record encoding ---- */
-
-static size_t slen(const char *s)
-{
-	return s ? strlen(s) : 0;
-}
-
-static size_t encoded_size(const struct mgw_session *s)
-{
-	size_t n = FIXED_BYTES + s->init_len + s->initialized_len;
-
-	n += s->bound ? MGW_SESSION_DIGEST_LEN : 0;
-	n += slen(s->pin_url) + slen(s->upstream_sid) +
-	     slen(s->protocol_version);
-	for (size_t i = 0; i < s->n_init_headers; i++)
-		n += 1 + slen(s->init_headers[i].name) + 2 +
-		     slen(s->init_headers[i].value);
-	for (size_t i = 0; i < s->n_safe_tools; i++)
-		n += 2 + slen(s->safe_tools[i]);
-	return n;
-}
-
-/* The record's fields (not id, not version: those are the key and the
- * hash field v).  Returns a malloc'd buffer, or NULL on no memory. */
-static unsigned char *encode(const struct mgw_session *s, size_t *len)
-{
-	struct mgw_wbuf w = {NULL, 0, encoded_size(s)};
-
-	w.p = malloc(w.cap);
-	if (!w.p)
-		return NULL;
-	mgw_wbuf_put_uint(&w, FORMAT, 1);
-	mgw_wbuf_put_uint(&w, (uint64_t)s->created_s, 8);
-	mgw_wbuf_put_uint(&w, (uint64_t)s->expires_s, 8);
-	mgw_wbuf_put_uint(&w, s->pin_gen, 4);
-	mgw_wbuf_put_uint(&w, (s->bound ? FLAG_BOUND : 0) |
-	             (s->tools_known ? FLAG_TOOLS_KNOWN : 0), 1);
-	if (s->bound)
-		mgw_wbuf_put(&w, s->principal, MGW_SESSION_DIGEST_LEN);
-	mgw_wbuf_put_field(&w, s->pin_url, slen(s->pin_url), 2);
-	mgw_wbuf_put_field(&w, s->upstream_sid, slen(s->upstream_sid), 2);
-	mgw_wbuf_put_field(&w, s->protocol_version, slen(s->protocol_version), 1);
-	mgw_wbuf_put_uint(&w, s->n_init_headers, 1);
-	for (size_t i = 0; i < s->n_init_headers; i++) {
-		mgw_wbuf_put_field(&w, s->init_headers[i].name,
-		        slen(s->init_headers[i].name), 1);
-		mgw_wbuf_put_field(&w, s->init_headers[i].value,
-		        slen(s->init_headers[i].value), 2);
-	}
-	mgw_wbuf_put_field(&w, s->init_body, s->init_len, 4);
-	mgw_wbuf_put_field(&w, s->initialized_body, s->initialized_len, 2);
-	mgw_wbuf_put_uint(&w, s->n_safe_tools, 2);
-	for (size_t i = 0; i < s->n_safe_tools; i++)
-		mgw_wbuf_put_field(&w, s->safe_tools[i], slen(s->safe_tools[i]), 2);
-	*len = w.len;
-	return w.p;
-}
-
-static void free_strv(char **v, size_t n)
-{
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* The record in p/len, validated by the setters, or NULL. */
-static struct mgw_session *decode(const unsigned char *p, size_t len)
-{
-	struct mgw_rbuf r = {p, len, 0, 0};
-	struct mgw_session *s = mgw_session_new();
-	char *url = NULL, *sid = NULL, *ver = NULL, *name = NULL, *value = NULL;
-	char **tools = NULL;
-	const unsigned char *f;
-	size_t n, ntools = 0;
-	unsigned flags;
-
-	if (!s)
-		return NULL;
-	if (mgw_rbuf_get_uint(&r, 1) != FORMAT)
-		goto fail;
-	s->created_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
-	s->expires_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
-	s->pin_gen = (uint32_t)mgw_rbuf_get_uint(&r, 4);
-	flags = (unsigned)mgw_rbuf_get_uint(&r, 1);
-	if (r.bad || (flags & ~(unsigned)(FLAG_BOUND | FLAG_TOOLS_KNOWN)))
-		goto fail;
-	if (flags & FLAG_BOUND) {
-		if (r.len - r.off < MGW_SESSION_DIGEST_LEN)
-			goto fail;
-		mgw_session_set_principal(s, r.p + r.off);
-		r.off += MGW_SESSION_DIGEST_LEN;
-	}
-	url = mgw_rbuf_get_str(&r, 2);
-	sid = mgw_rbuf_get_str(&r, 2);
-	ver = mgw_rbuf_get_str(&r, 1);
-	if (r.bad || mgw_session_set_pin(s, url, sid) != 0 ||
-	    mgw_session_set_protocol_version(s, ver) != 0)
-		goto fail;
-	n = (size_t)mgw_rbuf_get_uint(&r, 1);
-	for (size_t i = 0; i < n && !r.bad; i++) {
-		name = mgw_rbuf_get_str(&r, 1);
-		value = mgw_rbuf_get_str(&r, 2);
-		/* an empty value is written as length 0, read back as NULL */
-		if (r.bad || !name ||
-		    mgw_session_add_init_header(s, name, value ? value : "") != 0)
-			goto fail;
-		free(name);
-		free(value);
-		name = value = NULL;
-	}
-	mgw_rbuf_get_field(&r, 4, &f, &n);
-	if (r.bad || !f || mgw_session_set_init(s, f, n) != 0)
-		goto fail;
-	mgw_rbuf_get_field(&r, 2, &f, &n);
-	if (r.bad || (f && mgw_session_set_initialized(s, f, n) != 0))
-		goto fail;
-	ntools = (size_t)mgw_rbuf_get_uint(&r, 2);
-	if (r.bad || ntools > MGW_SESSION_MAX_SAFE_TOOLS)
-		goto fail;
-	if (ntools) {
-		tools = calloc(ntools, sizeof(*tools));
-		if (!tools)
-			goto fail;
-	}
-	for (size_t i = 0; i < ntools; i++) {
-		tools[i] = mgw_rbuf_get_str(&r, 2);
-		if (r.bad || !tools[i])
-			goto fail;
-	}
-	if (r.bad || r.off != r.len)
-		goto fail;
-	if ((flags & FLAG_TOOLS_KNOWN) &&
-	    mgw_session_set_safe_tools(s, (const char *const *)tools, ntools) != 0)
-		goto fail;
-	if (!(flags & FLAG_TOOLS_KNOWN) && ntools)
-		goto fail;
-	free(url);
-	free(sid);
-	free(ver);
-	free_strv(tools, ntools);
-	return s;
-fail:
-	free(url);
-	free(sid);
-	free(ver);
-	free(name);
-	free(value);
-	free_strv(tools, ntools);
-	mgw_session_unref(s);
-	return NULL;
 }
 
 /* ---- the local cache ---- */
@@ -566,8 +404,8 @@ static struct mgw_session *record_from(const struct rop *o, redisReply *rep)
 	    parse_version(rep->element[0]->str, rep->element[0]->len,
 	                  &version) != 0)
 		return NULL;
-	rec = decode((const unsigned char *)rep->element[1]->str,
-	             rep->element[1]->len);
+	rec = mgw_record_decode((const unsigned char *)rep->element[1]->str,
+	                        rep->element[1]->len, LAYOUT);
 	if (!rec)
 		return NULL;
 	if (mgw_session_set_id(rec, o->id, o->idlen) != 0) {
@@ -575,6 +413,38 @@ static struct mgw_session *record_from(const struct rop *o, redisReply *rep)
 		return NULL;
 	}
 	rec->version = version;
+	return rec;
+}
+
+/* Answers a script's "no such session": nil (deleted, idled out) or an
+ * integer (past its lifetime, deleted by the script: counted expired). */
+static void answer_gone(struct rop *o, redisReply *rep)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+
+	if (rep->type == REDIS_REPLY_INTEGER)
+		bump(&s->base.cnt.expired);
+	mgw_session_table_remove(s->cache, o->id, o->idlen);
+	finish(o, MGW_ENOTFOUND, NULL);
+}
+
+/* The record of a {v, d} reply, stamped fresh and put into the cache (the
+ * reference returned is the caller's).  A key holding something this
+ * store did not write is answered like an unknown id: o is finished (not
+ * found) and NULL returned. */
+static struct mgw_session *adopt_record(struct rop *o, redisReply *rep)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+	struct mgw_session *rec = record_from(o, rep);
+
+	if (!rec) {
+		note_bad_record(s, o);
+		mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return NULL;
+	}
+	rec->cached_ms = now_ms(s);
+	cache_fill(s, rec);
 	return rec;
 }
 
@@ -672,7 +542,7 @@ static int rs_create(struct mgw_session_view *view, struct mgw_session *draft,
 	draft->version = 0;
 	draft->created_s = wall;
 	draft->expires_s = wall + (int64_t)s->base.conf->max_lifetime;
-	o->blob = encode(draft, &o->bloblen);
+	o->blob = mgw_record_encode(draft, LAYOUT, &o->bloblen);
 	if (!o->blob) {
 		op->impl = NULL;
 		mgw_session_unref(o->rec);
@@ -757,24 +627,12 @@ static void on_fetch_reply(void *arg, int status, redisReply *rep)
 		return;
 	}
 	if (rep->type == REDIS_REPLY_NIL || rep->type == REDIS_REPLY_INTEGER) {
-		/* Unknown (deleted, idled out), or past its lifetime. */
-		if (rep->type == REDIS_REPLY_INTEGER)
-			bump(&s->base.cnt.expired);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
+		answer_gone(o, rep);
 		return;
 	}
-	rec = record_from(o, rep);
-	if (!rec) {
-		/* Not a record this store wrote: answered like an unknown id */
-		note_bad_record(s, o);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
-		return;
-	}
-	rec->cached_ms = now_ms(s);
-	cache_fill(s, rec);
-	lookup_answer(o, rec);
+	rec = adopt_record(o, rep);
+	if (rec)
+		lookup_answer(o, rec);
 }
 
 static int rs_lookup(struct mgw_session_view *view, const char *id,
@@ -871,10 +729,7 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 	}
 	if (rep->type == REDIS_REPLY_NIL ||
 	    (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)) {
-		if (rep->type == REDIS_REPLY_INTEGER)
-			bump(&s->base.cnt.expired);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
+		answer_gone(o, rep);
 		return;
 	}
 	if (rep->type == REDIS_REPLY_INTEGER) {
@@ -886,17 +741,10 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 		finish(o, 0, rec);
 		return;
 	}
-	rec = record_from(o, rep);
-	if (!rec) {
-		note_bad_record(s, o);
-		mgw_session_table_remove(s->cache, o->id, o->idlen);
-		finish(o, MGW_ENOTFOUND, NULL);
-		return;
-	}
 	/* Someone else updated first: the caller adopts theirs. */
-	rec->cached_ms = now_ms(s);
-	cache_fill(s, rec);
-	finish(o, MGW_ECONFLICT, rec);
+	rec = adopt_record(o, rep);
+	if (rec)
+		finish(o, MGW_ECONFLICT, rec);
 }
 
 static int rs_update(struct mgw_session_view *view, struct mgw_session *rec,
@@ -929,7 +777,7 @@ static int rs_update(struct mgw_session_view *view, struct mgw_session *rec,
 		update_local(o);
 		return 0;
 	}
-	o->blob = encode(rec, &o->bloblen);
+	o->blob = mgw_record_encode(rec, LAYOUT, &o->bloblen);
 	if (!o->blob) {
 		op->impl = NULL;
 		mgw_session_unref(o->rec);

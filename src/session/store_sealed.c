@@ -11,13 +11,11 @@
  * so the version, the key id and the principal are all bound to the
  * ciphertext: a token presented under another principal, or to a gateway
  * configured with the other bind_principal setting, does not open.
- * Plaintext (big-endian integers, length-prefixed strings, 0 = absent):
- *   u8 format (1) | i64 created_s | i64 expires_s | u32 pin_gen |
- *   u16+pin_url | u16+upstream_sid | u8+protocol_version |
- *   u8 n_headers, then per header u8+name u16+value |
- *   u32+initialize body
- * Nothing is parsed before the tag verified, and the parser still refuses
- * anything that is not exactly one well-formed record.
+ * Plaintext: the session record in the core layout of
+ * session/record_codec.h (times, pin, protocol version, replay headers,
+ * initialize body).  Nothing is parsed before the tag verified, and the
+ * decoder still refuses anything that is not exactly one well-formed
+ * record.
  *
  * The design tension: a token is immutable, but a re-pin changes the
  * upstream session and the pinned server, and the client must keep its
@@ -45,12 +43,11 @@
 #include <openssl/evp.h>
 
 #include "core/errors.h"
-#include "session/sealed.h"
+#include "session/record_codec.h"
 #include "session/session.h"
 #include "session/store.h"
 #include "session/table.h"
 #include "util/base64.h"
-#include "util/bytes.h"
 #include "util/rand.h"
 
 /* The token carries the initialize body in a request header on every
@@ -60,15 +57,12 @@
 #define INIT_CAP (16 * 1024)
 #define INIT_CAP_NOT_DEFAULT (8 * 1024)
 #define TOKEN_VERSION 1
-#define PLAIN_FORMAT 1
 #define NONCE_LEN 12
 #define TAG_LEN 16
 #define AD_LABEL "mcpgw-session"
 #define AD_MAX (sizeof(AD_LABEL) - 1 + 2 + MGW_KID_MAX + 1 + \
                 MGW_SESSION_DIGEST_LEN)
-/* Fixed plaintext bytes: format, created, expires, pin_gen and the
- * length prefixes. */
-#define PLAIN_FIXED (1 + 8 + 8 + 4 + 2 + 2 + 1 + 1 + 4)
+#define PLAIN MGW_RECORD_CORE   /* the plaintext's record layout */
 
 struct sealed_store {
 	struct mgw_session_store base;  /* first: the generic part */
@@ -83,104 +77,6 @@ struct sealed_store {
 static struct sealed_store *sealed_of(struct mgw_session_store *st)
 {
 	return (struct sealed_store *)st;
-}
-
-/* ---- plaintext serialization ---- */
-
-static size_t plain_size(const struct mgw_session *s)
-{
-	size_t n = PLAIN_FIXED + s->init_len;
-
-	n += s->pin_url ? strlen(s->pin_url) : 0;
-	n += s->upstream_sid ? strlen(s->upstream_sid) : 0;
-	n += s->protocol_version ? strlen(s->protocol_version) : 0;
-	for (size_t i = 0; i < s->n_init_headers; i++)
-		n += 1 + strlen(s->init_headers[i].name) + 2 +
-		     strlen(s->init_headers[i].value);
-	return n;
-}
-
-static void serialize(const struct mgw_session *s, struct mgw_wbuf *w)
-{
-	mgw_wbuf_put_uint(w, PLAIN_FORMAT, 1);
-	mgw_wbuf_put_uint(w, (uint64_t)s->created_s, 8);
-	mgw_wbuf_put_uint(w, (uint64_t)s->expires_s, 8);
-	mgw_wbuf_put_uint(w, s->pin_gen, 4);
-	mgw_wbuf_put_str(w, s->pin_url, 2);
-	mgw_wbuf_put_str(w, s->upstream_sid, 2);
-	mgw_wbuf_put_str(w, s->protocol_version, 1);
-	mgw_wbuf_put_uint(w, s->n_init_headers, 1);
-	for (size_t i = 0; i < s->n_init_headers; i++) {
-		mgw_wbuf_put_str(w, s->init_headers[i].name, 1);
-		mgw_wbuf_put_str(w, s->init_headers[i].value, 2);
-	}
-	mgw_wbuf_put_uint(w, s->init_len, 4);
-	mgw_wbuf_put(w, s->init_body, s->init_len);
-}
-
-/* Builds a record from an authenticated plaintext.  The setters validate
- * every field as they would for the proxy.  Returns NULL on any defect. */
-struct mgw_session *mgw_sealed_plain_decode(const unsigned char *p,
-                                            size_t len)
-{
-	struct mgw_rbuf r = {.p = p, .len = len};
-	struct mgw_session *s = mgw_session_new();
-	char *url = NULL, *sid = NULL, *ver = NULL, *name = NULL, *value = NULL;
-	size_t nh, ilen;
-
-	if (!s)
-		return NULL;
-	if (mgw_rbuf_get_uint(&r, 1) != PLAIN_FORMAT)
-		goto fail;
-	s->created_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
-	s->expires_s = mgw_u64_to_signed(mgw_rbuf_get_uint(&r, 8));
-	s->pin_gen = (uint32_t)mgw_rbuf_get_uint(&r, 4);
-	url = mgw_rbuf_get_str(&r, 2);
-	sid = mgw_rbuf_get_str(&r, 2);
-	ver = mgw_rbuf_get_str(&r, 1);
-	if (r.bad || mgw_session_set_pin(s, url, sid) != 0 ||
-	    mgw_session_set_protocol_version(s, ver) != 0)
-		goto fail;
-	nh = (size_t)mgw_rbuf_get_uint(&r, 1);
-	for (size_t i = 0; i < nh && !r.bad; i++) {
-		name = mgw_rbuf_get_str(&r, 1);
-		value = mgw_rbuf_get_str(&r, 2);
-		if (r.bad || !name ||
-		    mgw_session_add_init_header(s, name, value ? value : "") != 0)
-			goto fail;
-		free(name);
-		free(value);
-		name = value = NULL;
-	}
-	ilen = (size_t)mgw_rbuf_get_uint(&r, 4);
-	if (r.bad || ilen == 0 || r.len - r.off != ilen ||
-	    mgw_session_set_init(s, r.p + r.off, ilen) != 0)
-		goto fail;
-	free(url);
-	free(sid);
-	free(ver);
-	return s;
-fail:
-	free(url);
-	free(sid);
-	free(ver);
-	free(name);
-	free(value);
-	mgw_session_unref(s);
-	return NULL;
-}
-
-unsigned char *mgw_sealed_plain_encode(const struct mgw_session *s,
-                                       size_t *len)
-{
-	struct mgw_wbuf w = {.cap = plain_size(s)};
-
-	w.p = malloc(w.cap);
-	if (!w.p)
-		return NULL;
-	serialize(s, &w);
-	*len = w.len;
-	return w.p;
 }
 
 /* ---- AEAD ---- */
@@ -208,21 +104,18 @@ static char *seal(struct sealed_store *ss, const struct mgw_session *s,
                   const unsigned char *principal)
 {
 	const struct mgw_key256 *k = &ss->keys[0];
-	size_t kidlen = strlen(k->kid), ptlen = plain_size(s), adlen, hdr, n;
-	unsigned char ad[AD_MAX], *raw = NULL, *pt = NULL;
-	struct mgw_wbuf w;
+	size_t kidlen = strlen(k->kid), ptlen = 0, adlen, hdr, n;
+	unsigned char ad[AD_MAX], *raw = NULL, *pt;
 	EVP_CIPHER_CTX *c = NULL;
 	char *tok = NULL;
 	int outl = 0, finl = 0;
 
+	pt = mgw_record_encode(s, PLAIN, &ptlen);
 	hdr = 2 + kidlen + NONCE_LEN;
 	n = hdr + ptlen + TAG_LEN;
 	raw = malloc(n);
-	pt = malloc(ptlen);
 	if (!raw || !pt)
 		goto out;
-	w = (struct mgw_wbuf){.p = pt, .cap = ptlen};
-	serialize(s, &w);
 	raw[0] = TOKEN_VERSION;
 	raw[1] = (unsigned char)kidlen;
 	memcpy(raw + 2, k->kid, kidlen);
@@ -274,7 +167,7 @@ static int open_token(struct sealed_store *ss, const char *id, size_t len,
 	kidlen = raw[1];
 	hdr = 2 + kidlen + NONCE_LEN;
 	if (!mgw_kid_valid((const char *)raw + 2, kidlen) ||
-	    rawlen < hdr + TAG_LEN + PLAIN_FIXED)
+	    rawlen < hdr + TAG_LEN + MGW_RECORD_CORE_FIXED)
 		goto out;
 	ctlen = rawlen - hdr - TAG_LEN;
 	if (ctlen > ss->max_plain)
@@ -301,7 +194,7 @@ static int open_token(struct sealed_store *ss, const char *id, size_t len,
 	    EVP_DecryptFinal_ex(c, pt + outl, &finl) <= 0 ||
 	    (size_t)(outl + finl) != ctlen)
 		goto out;
-	s = mgw_sealed_plain_decode(pt, ctlen);
+	s = mgw_record_decode(pt, ctlen, PLAIN);
 	if (!s)
 		goto out;
 	if (s->expires_s <= now) {
@@ -353,7 +246,7 @@ static int sealed_create(struct mgw_session_view *v, struct mgw_session *draft,
 
 	memset(principal, 0, sizeof(principal));
 	if (draft->init_len > st->max_init ||
-	    plain_size(draft) > ss->max_plain) {
+	    mgw_record_size(draft, PLAIN) > ss->max_plain) {
 		rc = MGW_ELIMIT;
 		goto fail;
 	}
@@ -603,12 +496,7 @@ struct mgw_session_store *mgw_session_store_sealed_new(
 	if (conf->store != MGW_SESSION_STORE_SEALED &&
 	    ss->base.max_init > INIT_CAP_NOT_DEFAULT)
 		ss->base.max_init = INIT_CAP_NOT_DEFAULT;
-	ss->max_plain = PLAIN_FIXED + MGW_SESSION_URL_MAX +
-	                MGW_SESSION_UPSTREAM_ID_MAX + MGW_SESSION_VERSION_MAX +
-	                MGW_SESSION_MAX_HEADERS *
-	                        (1 + MGW_SESSION_HEADER_NAME_MAX + 2 +
-	                         MGW_SESSION_HEADER_VALUE_MAX) +
-	                ss->base.max_init;
+	ss->max_plain = mgw_record_size_max(PLAIN, ss->base.max_init);
 	raw = 2 + MGW_KID_MAX + NONCE_LEN + ss->max_plain + TAG_LEN;
 	ss->base.max_id = (raw * 4 + 2) / 3;
 	if (mgw_session_store_init(&ss->base, &sealed_ops, conf, env) != 0) {

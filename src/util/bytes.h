@@ -1,8 +1,9 @@
-/* bytes.h - big-endian length-prefixed binary records: the one codec
- * under the session records that leave the process (sealed tokens,
- * Redis values).  Writers are sized in advance by their caller; readers
- * are bounds-checked and sticky: the first short read sets `bad`, and
- * every later read returns nothing. */
+/* bytes.h - big-endian length-prefixed binary records: the primitives
+ * under the one codec of the session records that leave the process
+ * (session/record_codec.h: sealed tokens, Redis values).  Writers are
+ * sized in advance by their caller; readers are bounds-checked and
+ * sticky: the first short read sets `bad`, and every later read returns
+ * nothing. */
 #ifndef MGW_UTIL_BYTES_H
 #define MGW_UTIL_BYTES_H
 
