@@ -5,6 +5,9 @@
 #define MGW_CORE_CLI_T_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+struct option;
 
 /* Most listeners a server binds (--listen flags or file entries). */
 #define MGW_CLI_MAX_LISTEN 16
@@ -32,6 +35,20 @@ struct mgw_cli_server {
 	struct mgw_cli_listen listen; /* --listen, --tls-cert, --tls-key */
 	const char *log_level;        /* --log-level */
 	int help;                     /* -h, --help */
+};
+
+/* One option found by mgw_cli_parse: c is what getopt_long returned for
+ * it, value its argument (NULL for a flag without one).  Returns 0 to go
+ * on, an exit code to stop parsing with it, or MGW_EINVAL for a c it does
+ * not know (reported as an unknown option). */
+typedef int (*mgw_cli_opt_cb)(int c, char *value, void *arg);
+
+/* A server command's command line (mgw_cli_server_begin). */
+struct mgw_cli_server_cmd {
+	const char *name;               /* "serve": names the messages */
+	const struct option *longopts;  /* with MGW_CLI_SERVER_OPTIONS */
+	mgw_cli_opt_cb on_opt;          /* the command's own options */
+	void (*usage)(FILE *out);       /* the --help text */
 };
 
 /* One listener to bind: an address and, for TLS, PEM files (both NULL

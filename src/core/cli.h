@@ -7,11 +7,11 @@
 #define MGW_CORE_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/cli-t.h"
 #include "core/log.h"
 
-struct option;
 struct mgw_config;
 struct mgw_listener_conf;
 
@@ -19,12 +19,6 @@ struct mgw_listener_conf;
  * and returns MGW_EXIT_USAGE (2), the exit status of a usage error. */
 int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/* One option found by mgw_cli_parse: c is what getopt_long returned for
- * it, value its argument (NULL for a flag without one).  Returns 0 to go
- * on, an exit code to stop parsing with it, or MGW_EINVAL for a c it does
- * not know (reported as an unknown option). */
-typedef int (*mgw_cli_opt_cb)(int c, char *value, void *arg);
 
 /* Runs getopt_long over argv (argv[0] is the subcommand) from the start,
  * with getopt's own messages off, and hands every option to on_opt.
@@ -76,6 +70,16 @@ int mgw_cli_parse_server(const char *cmd, int argc, char **argv,
                          const struct option *longopts,
                          struct mgw_cli_server *srv, mgw_cli_opt_cb on_opt,
                          void *arg);
+
+/* The start of a server command: parses argv with cmd's options
+ * (mgw_cli_parse_server, handing arg to cmd->on_opt); with -h prints
+ * cmd->usage on stdout; else loads -c FILE (mgw_cli_config_load).
+ * Returns 0 with *cfg set (the caller frees it) to go on, or with *cfg
+ * NULL the exit code to return at once: MGW_EXIT_OK after the help,
+ * MGW_EXIT_USAGE for a usage or configuration error (printed). */
+int mgw_cli_server_begin(const struct mgw_cli_server_cmd *cmd, int argc,
+                         char **argv, struct mgw_cli_server *srv, void *arg,
+                         struct mgw_config **cfg);
 
 /* The --listen flag: mgw_cli_repeat into l (at most MGW_CLI_MAX_LISTEN). */
 int mgw_cli_listen_add(const char *cmd, struct mgw_cli_listen *l,

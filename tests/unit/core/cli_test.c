@@ -419,6 +419,65 @@ static void test_parse_server_listen_limit(void **state)
 	                    "Try 'mcpgw demo --help'.\n");
 }
 
+static void demo_usage(FILE *out)
+{
+	fputs("usage: mcpgw demo\n", out);
+}
+
+static const struct mgw_cli_server_cmd demo_cmd = {
+	.name = "demo", .longopts = server_opts, .on_opt = on_opt,
+	.usage = demo_usage,
+};
+
+/* mgw_cli_server_begin over argv, output captured. */
+static int begin(struct mgw_cli_server *srv, struct seen *s, char **argv,
+                 struct mgw_config **cfg)
+{
+	int argc = 0, rc;
+
+	while (argv[argc])
+		argc++;
+	memset(srv, 0, sizeof(*srv));
+	memset(s, 0, sizeof(*s));
+	cap_begin(&cap);
+	rc = mgw_cli_server_begin(&demo_cmd, argc, argv, srv, s, cfg);
+	cap_end(&cap);
+	return rc;
+}
+
+static void test_server_begin(void **state)
+{
+	struct mgw_cli_server srv;
+	struct mgw_config *cfg;
+	struct seen s;
+
+	(void)state;
+	/* no -c: the defaults, and the options parsed */
+	assert_int_equal(begin(&srv, &s, ARGV("--name", "x", "--listen",
+	                                      "127.0.0.1:0"), &cfg), 0);
+	assert_non_null(cfg);
+	assert_string_equal(s.log, "name=x ");
+	assert_int_equal(srv.listen.n, 1);
+	mgw_config_free(cfg);
+	/* -h: the help on stdout, exit 0, nothing loaded */
+	assert_int_equal(begin(&srv, &s, ARGV("-c", "/nonexistent.yaml", "-h"),
+	                       &cfg), MGW_EXIT_OK);
+	assert_null(cfg);
+	assert_string_equal(cap.out, "usage: mcpgw demo\n");
+	assert_string_equal(cap.err, "");
+	/* a usage error comes before the help */
+	assert_int_equal(begin(&srv, &s, ARGV("-h", "--bogus"), &cfg),
+	                 MGW_EXIT_USAGE);
+	assert_null(cfg);
+	assert_string_equal(cap.out, "");
+	/* a file that does not load */
+	assert_int_equal(begin(&srv, &s, ARGV("-c", "/nonexistent.yaml"), &cfg),
+	                 MGW_EXIT_USAGE);
+	assert_null(cfg);
+	assert_string_equal(cap.err, "mcpgw demo: /nonexistent.yaml: cannot "
+	                    "open: No such file or directory\n");
+}
+
 static void test_exit_code(void **state)
 {
 	(void)state;
@@ -445,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_specs_errors),
 		cmocka_unit_test(test_parse_server),
 		cmocka_unit_test(test_parse_server_listen_limit),
+		cmocka_unit_test(test_server_begin),
 		cmocka_unit_test(test_exit_code),
 	};
 
