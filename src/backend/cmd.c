@@ -187,6 +187,11 @@ static int on_opt(int c, char *v, void *arg)
 	return 0;
 }
 
+static const struct mgw_cli_server_cmd backend_cmd = {
+	.name = "backend", .longopts = long_opts, .on_opt = on_opt,
+	.usage = usage,
+};
+
 /* The same bounds as the file's keys (src/core/config.c): values past
  * them overflow where they become milliseconds or timevals. */
 static int duration_flag(const char *name, const char *v, double *out,
@@ -456,17 +461,9 @@ int mgw_backend_main(int argc, char **argv)
 	size_t n_ls = 0;
 	int rc;
 
-	rc = mgw_cli_parse_server("backend", argc, argv, long_opts, &f.srv,
-	                          on_opt, &f);
-	if (rc)
-		return rc;
-	if (f.srv.help) {
-		usage(stdout);
-		return MGW_EXIT_OK;
-	}
-	cfg = mgw_cli_config_load("backend", f.srv.config);
+	rc = mgw_cli_server_begin(&backend_cmd, argc, argv, &f.srv, &f, &cfg);
 	if (!cfg)
-		return MGW_EXIT_USAGE;
+		return rc;
 	rc = configure(&be, cfg, &f, ls, &n_ls);
 	if (rc)
 		goto out;

@@ -167,6 +167,10 @@ static int on_opt(int c, char *v, void *arg)
 	return 0;
 }
 
+static const struct mgw_cli_server_cmd serve_cmd = {
+	.name = "serve", .longopts = long_opts, .on_opt = on_opt, .usage = usage,
+};
+
 /* Applies the flags to cfg, which is not shared with anyone yet.  Returns
  * 0 or an exit code (the message is printed). */
 static int apply_flags(struct mgw_config *cfg, const struct flags *f)
@@ -434,22 +438,14 @@ int mgw_serve_main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
-	rc = mgw_cli_parse_server("serve", argc, argv, long_opts, &f.srv,
-	                          on_opt, &f);
-	if (rc)
-		return rc;
-	if (f.srv.help) {
-		usage(stdout);
-		return MGW_EXIT_OK;
-	}
 	/* Optional session stores (modules/) register before any store is
 	 * made; a second registration is harmless. */
 #ifdef MGW_HAVE_REDIS
 	mgw_redis_store_register();
 #endif
-	sv.cfg = mgw_cli_config_load("serve", f.srv.config);
+	rc = mgw_cli_server_begin(&serve_cmd, argc, argv, &f.srv, &f, &sv.cfg);
 	if (!sv.cfg)
-		return MGW_EXIT_USAGE;
+		return rc;
 	rc = configure(sv.cfg, &f, ls, &n_ls);
 	if (rc)
 		goto out;
