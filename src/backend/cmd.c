@@ -3,15 +3,12 @@
  * shutdown of the reference MCP server. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/event.h>
-#include <openssl/ssl.h>
 
 #include "backend/backend.h"
 #include "backend/record.h"
@@ -23,11 +20,9 @@
 #include "core/log.h"
 #include "core/signals.h"
 #include "http/server.h"
-#include "net/tls.h"
+#include "net/serve_listeners.h"
 #include "util/parse.h"
 #include "util/time.h"
-
-#define MAX_LISTEN 16
 
 static void usage(FILE *out)
 {
@@ -129,16 +124,13 @@ static void usage(FILE *out)
 }
 
 enum {
-	OPT_LISTEN = 256, OPT_ERA, OPT_STATE, OPT_REDIS, OPT_KEY_FILE, OPT_SSE,
-	OPT_DELAY, OPT_ID, OPT_LOST, OPT_TLS_CERT, OPT_TLS_KEY, OPT_PATH,
-	OPT_IDLE, OPT_KEEPALIVE, OPT_LOG_LEVEL, OPT_MAX_SESSIONS,
+	OPT_ERA = 256, OPT_STATE, OPT_REDIS, OPT_KEY_FILE, OPT_SSE, OPT_DELAY,
+	OPT_ID, OPT_LOST, OPT_PATH, OPT_IDLE, OPT_KEEPALIVE, OPT_MAX_SESSIONS,
 	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD,
 };
 
 static const struct option long_opts[] = {
-	{"config", required_argument, NULL, 'c'},
-	{"help", no_argument, NULL, 'h'},
-	{"listen", required_argument, NULL, OPT_LISTEN},
+	MGW_CLI_SERVER_OPTIONS,
 	{"era", required_argument, NULL, OPT_ERA},
 	{"state", required_argument, NULL, OPT_STATE},
 	{"redis", required_argument, NULL, OPT_REDIS},
@@ -147,12 +139,9 @@ static const struct option long_opts[] = {
 	{"delay-ms", required_argument, NULL, OPT_DELAY},
 	{"id", required_argument, NULL, OPT_ID},
 	{"lost-session-status", required_argument, NULL, OPT_LOST},
-	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
-	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 	{"path", required_argument, NULL, OPT_PATH},
 	{"session-idle-timeout", required_argument, NULL, OPT_IDLE},
 	{"sse-keepalive", required_argument, NULL, OPT_KEEPALIVE},
-	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
 	{"handle-ttl", required_argument, NULL, OPT_HANDLE_TTL},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
@@ -163,73 +152,45 @@ static const struct option long_opts[] = {
 /* Flag values, applied on top of the configuration after parsing so that
  * flags win whatever their position relative to -c. */
 struct flags {
-	const char *config;
-	const char *listen[MAX_LISTEN];
-	size_t n_listen;
-	const char *tls_cert, *tls_key;
+	struct mgw_cli_server srv;  /* -c, -h, --listen, TLS, --log-level */
 	const char *era, *state, *redis, *key_file, *sse, *delay, *id, *lost;
-	const char *path, *idle, *keepalive, *log_level, *max_sessions;
+	const char *path, *idle, *keepalive, *max_sessions;
 	const char *handle_ttl, *shutdown, *record;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
 #define usage_error(...) mgw_cli_usage_error("backend", __VA_ARGS__)
 
-static int parse_flags(int argc, char **argv, struct flags *f, int *help)
+/* An option of this command's own (mgw_cli_parse_server takes the rest). */
+static int on_opt(int c, char *v, void *arg)
 {
-	int c;
+	struct flags *f = arg;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': f->config = optarg; break;
-		case 'h': *help = 1; break;
-		case OPT_LISTEN:
-			if (f->n_listen == MAX_LISTEN)
-				return usage_error("at most %d --listen options", MAX_LISTEN);
-			f->listen[f->n_listen++] = optarg;
-			break;
-		case OPT_ERA: f->era = optarg; break;
-		case OPT_STATE: f->state = optarg; break;
-		case OPT_REDIS: f->redis = optarg; break;
-		case OPT_KEY_FILE: f->key_file = optarg; break;
-		case OPT_SSE: f->sse = optarg; break;
-		case OPT_DELAY: f->delay = optarg; break;
-		case OPT_ID: f->id = optarg; break;
-		case OPT_LOST: f->lost = optarg; break;
-		case OPT_TLS_CERT: f->tls_cert = optarg; break;
-		case OPT_TLS_KEY: f->tls_key = optarg; break;
-		case OPT_PATH: f->path = optarg; break;
-		case OPT_IDLE: f->idle = optarg; break;
-		case OPT_KEEPALIVE: f->keepalive = optarg; break;
-		case OPT_LOG_LEVEL: f->log_level = optarg; break;
-		case OPT_MAX_SESSIONS: f->max_sessions = optarg; break;
-		case OPT_HANDLE_TTL: f->handle_ttl = optarg; break;
-		case OPT_SHUTDOWN: f->shutdown = optarg; break;
-		case OPT_RECORD: f->record = optarg; break;
-		case ':':
-			return usage_error("option '%s' needs a value",
-			                   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	switch (c) {
+	case OPT_ERA: f->era = v; break;
+	case OPT_STATE: f->state = v; break;
+	case OPT_REDIS: f->redis = v; break;
+	case OPT_KEY_FILE: f->key_file = v; break;
+	case OPT_SSE: f->sse = v; break;
+	case OPT_DELAY: f->delay = v; break;
+	case OPT_ID: f->id = v; break;
+	case OPT_LOST: f->lost = v; break;
+	case OPT_PATH: f->path = v; break;
+	case OPT_IDLE: f->idle = v; break;
+	case OPT_KEEPALIVE: f->keepalive = v; break;
+	case OPT_MAX_SESSIONS: f->max_sessions = v; break;
+	case OPT_HANDLE_TTL: f->handle_ttl = v; break;
+	case OPT_SHUTDOWN: f->shutdown = v; break;
+	case OPT_RECORD: f->record = v; break;
+	default: return MGW_EINVAL;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
-static int set_str(char **dst, const char *v)
-{
-	char *s = strdup(v);
-
-	if (!s)
-		return MGW_ENOMEM;
-	free(*dst);
-	*dst = s;
-	return 0;
-}
+static const struct mgw_cli_server_cmd backend_cmd = {
+	.name = "backend", .longopts = long_opts, .on_opt = on_opt,
+	.usage = usage,
+};
 
 /* The same bounds as the file's keys (src/core/config.c): values past
  * them overflow where they become milliseconds or timevals. */
@@ -268,10 +229,13 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 
 	*b = cfg->backend;
 	b->redis_url = b->key_file = b->id = b->path = NULL;
-	if ((cfg->backend.redis_url && set_str(&b->redis_url, cfg->backend.redis_url)) ||
-	    (cfg->backend.key_file && set_str(&b->key_file, cfg->backend.key_file)) ||
-	    (cfg->backend.id && set_str(&b->id, cfg->backend.id)) ||
-	    set_str(&b->path, cfg->backend.path ? cfg->backend.path : "/mcp"))
+	if ((cfg->backend.redis_url &&
+	     mgw_cli_set_str(&b->redis_url, cfg->backend.redis_url)) ||
+	    (cfg->backend.key_file &&
+	     mgw_cli_set_str(&b->key_file, cfg->backend.key_file)) ||
+	    (cfg->backend.id && mgw_cli_set_str(&b->id, cfg->backend.id)) ||
+	    mgw_cli_set_str(&b->path, cfg->backend.path ? cfg->backend.path
+	                                                : "/mcp"))
 		return MGW_EXIT_RUNTIME;
 	be->shutdown_timeout = cfg->shutdown_timeout;
 
@@ -301,21 +265,21 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 		if (!id_valid(f->id))
 			return usage_error("invalid --id '%s' (1 to 128 visible ASCII characters)",
 			                   f->id);
-		set_str(&b->id, f->id);
+		mgw_cli_set_str(&b->id, f->id);
 	}
 	if (f->path) {
 		if (f->path[0] != '/' || strpbrk(f->path, "?# \t"))
 			return usage_error("invalid --path '%s' (must start with '/')", f->path);
-		set_str(&b->path, f->path);
+		mgw_cli_set_str(&b->path, f->path);
 	}
 	if (f->redis) {
 		if (strncmp(f->redis, "redis://", 8) != 0 && strncmp(f->redis, "unix:", 5) != 0)
 			return usage_error("invalid --redis '%s' (redis://HOST[:PORT][/DB] or unix:PATH)",
 			                   f->redis);
-		set_str(&b->redis_url, f->redis);
+		mgw_cli_set_str(&b->redis_url, f->redis);
 	}
 	if (f->key_file)
-		set_str(&b->key_file, f->key_file);
+		mgw_cli_set_str(&b->key_file, f->key_file);
 	if (f->idle && (rc = duration_flag("--session-idle-timeout", f->idle,
 	                                   &b->session_idle_timeout, 0.01,
 	                                   7 * 86400.0)) != 0)
@@ -335,7 +299,7 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 	if (b->lost_session_status != 400 && b->lost_session_status != 404)
 		b->lost_session_status = 404;
 	if (!b->redis_url)
-		set_str(&b->redis_url, "redis://127.0.0.1:6379");
+		mgw_cli_set_str(&b->redis_url, "redis://127.0.0.1:6379");
 	return 0;
 }
 
@@ -397,57 +361,94 @@ static struct mgw_be_store *make_store(struct mgw_backend *be, int *exit_code)
 	return s;
 }
 
-struct listen_spec {
-	const char *address;
-	const char *cert, *key;
-};
+/* One listener socket on the HTTP server (one worker: the loop). */
+static int on_bind(void *arg, unsigned worker, const char *address,
+                   SSL_CTX *tls, int reuseport, char *bound, size_t boundlen)
+{
+	struct mgw_backend *be = arg;
+
+	(void)worker;
+	(void)reuseport;
+	return mgw_http_server_listen(be->http, address, tls, bound, boundlen);
+}
 
 /* Binds every listener and prints the "listening on" lines (stdout, the
- * only thing written there).  Returns an exit code or 0. */
-static int start_listeners(struct mgw_backend *be, const struct listen_spec *ls,
-                           size_t n)
+ * only thing written there); without --id the replica is named after
+ * the first one's port.  Returns an exit code or 0. */
+static int start_listeners(struct mgw_backend *be,
+                           const struct mgw_listen_spec *ls, size_t n)
 {
-	char bound[MAX_LISTEN][80];
-	char err[512];
+	struct mgw_serve_listeners sl = {
+		.cmd = "backend", .n_workers = 1, .bind = on_bind, .arg = be,
+	};
+	int rc = mgw_serve_listeners_open(&sl, ls, n);
 
-	for (size_t i = 0; i < n; i++) {
-		SSL_CTX *tls = NULL;
-		int rc;
-
-		if (ls[i].cert) {
-			tls = mgw_tls_server_ctx(ls[i].cert, ls[i].key, err, sizeof(err));
-			if (!tls) {
-				fprintf(stderr, "mcpgw backend: TLS for %s: %s\n",
-				        ls[i].address, err);
-				return MGW_EXIT_USAGE;
-			}
-		}
-		rc = mgw_http_server_listen(be->http, ls[i].address, tls, bound[i],
-		                            sizeof(bound[i]));
-		if (tls)
-			SSL_CTX_free(tls);
-		if (rc == MGW_EINVAL) {
-			fprintf(stderr, "mcpgw backend: invalid listen address '%s'\n",
-			        ls[i].address);
-			return MGW_EXIT_USAGE;
-		}
-		if (rc != 0) {
-			fprintf(stderr, "mcpgw backend: cannot listen on %s: %s\n",
-			        ls[i].address, strerror(errno));
-			return MGW_EXIT_RUNTIME;
-		}
-		mgw_info(NULL, "listening on %s%s", bound[i], ls[i].cert ? " (TLS)" : "");
-	}
+	if (rc)
+		return mgw_cli_exit_code(rc);
 	if (!be->conf.id) {
-		const char *port = strrchr(bound[0], ':');
+		const char *port = strrchr(sl.bound[0], ':');
 		char id[32];
 		snprintf(id, sizeof(id), "backend-%s", port ? port + 1 : "0");
-		set_str(&be->conf.id, id);
+		mgw_cli_set_str(&be->conf.id, id);
 	}
-	for (size_t i = 0; i < n; i++)
-		printf("listening on %s\n", bound[i]);
-	fflush(stdout);
 	return 0;
+}
+
+/* --record N: the ring of recent requests behind /debug/requests. */
+static int make_record(struct mgw_backend *be, const char *record)
+{
+	long long v;
+
+	if (!record)
+		return 0;
+	if (mgw_parse_int(record, 1, MGW_BE_RECORD_MAX, &v) != 0)
+		return usage_error("invalid --record '%s' (1 to %d)", record,
+		                   MGW_BE_RECORD_MAX);
+	be->record = mgw_be_record_new((size_t)v);
+	return be->record ? 0 : MGW_EXIT_RUNTIME;
+}
+
+/* Everything the flags and the file decide, before anything runs.
+ * Returns 0 or an exit code. */
+static int configure(struct mgw_backend *be, const struct mgw_config *cfg,
+                     const struct flags *f, struct mgw_listen_spec *ls,
+                     size_t *n_ls)
+{
+	int rc = apply_flags(be, cfg, f);
+
+	if (rc)
+		return rc;
+	rc = mgw_cli_log_level("backend", f->srv.log_level, cfg->log_level);
+	if (rc)
+		return rc;
+	rc = mgw_cli_listen_specs("backend", &f->srv.listen, cfg->listeners,
+	                          cfg->n_listeners, " in the file;", ls, n_ls);
+	if (rc)
+		return rc;
+	return make_record(be, f->record);
+}
+
+/* The loop and what hangs on it: sessions, the state store, the HTTP
+ * server.  Returns 0 or an exit code. */
+static int setup(struct mgw_backend *be, const struct mgw_config *cfg)
+{
+	int rc;
+
+	be->base = event_base_new();
+	if (!be->base)
+		return MGW_EXIT_RUNTIME;
+	be->start_ms = mgw_now_ms();
+	if (mgw_be_sessions_init(be) != 0)
+		return MGW_EXIT_RUNTIME;
+	/* Legacy counters live in sessions; only the modern era needs a store. */
+	if (be->conf.era != MGW_ERA_LEGACY) {
+		be->store = make_store(be, &rc);
+		if (!be->store)
+			return rc;
+	}
+	be->http = mgw_http_server_new(be->base, &cfg->limits, mgw_be_on_request,
+	                               be);
+	return be->http ? 0 : MGW_EXIT_RUNTIME;
 }
 
 int mgw_backend_main(int argc, char **argv)
@@ -456,104 +457,23 @@ int mgw_backend_main(int argc, char **argv)
 	struct mgw_config *cfg = NULL;
 	struct mgw_backend be = {0};
 	struct mgw_signals *sig = NULL;
-	struct listen_spec ls[MAX_LISTEN];
+	struct mgw_listen_spec ls[MGW_CLI_MAX_LISTEN];
 	size_t n_ls = 0;
-	enum mgw_log_level level;
-	char err[1024];
-	int help = 0, rc;
+	int rc;
 
-	rc = parse_flags(argc, argv, &f, &help);
-	if (rc)
+	rc = mgw_cli_server_begin(&backend_cmd, argc, argv, &f.srv, &f, &cfg);
+	if (!cfg)
 		return rc;
-	if (help) {
-		usage(stdout);
-		return MGW_EXIT_OK;
-	}
-	cfg = f.config ? mgw_config_load(f.config, err, sizeof(err)) : mgw_config_defaults();
-	if (!cfg) {
-		fprintf(stderr, "mcpgw backend: %s\n", f.config ? err : "out of memory");
-		return MGW_EXIT_USAGE;
-	}
-	rc = apply_flags(&be, cfg, &f);
+	rc = configure(&be, cfg, &f, ls, &n_ls);
 	if (rc)
 		goto out;
-	level = cfg->log_level;
-	if (f.log_level && mgw_log_parse_level(f.log_level, &level) != 0) {
-		rc = usage_error("invalid --log-level '%s' (error, warn, info or debug)",
-		                 f.log_level);
-		goto out;
-	}
-	mgw_log_set_level(level);
-
-	if (!f.tls_cert != !f.tls_key) {
-		rc = usage_error("--tls-cert and --tls-key go together");
-		goto out;
-	}
-	if (f.n_listen) {
-		for (size_t i = 0; i < f.n_listen; i++) {
-			char host[256];
-			uint16_t port;
-			if (mgw_parse_hostport(f.listen[i], host, sizeof(host), &port) != 0) {
-				rc = usage_error("invalid --listen '%s' (HOST:PORT)", f.listen[i]);
-				goto out;
-			}
-			ls[n_ls++] = (struct listen_spec){f.listen[i], f.tls_cert, f.tls_key};
-		}
-	} else {
-		if (f.tls_cert) {
-			rc = usage_error("--tls-cert applies to --listen listeners; none given");
-			goto out;
-		}
-		if (cfg->n_listeners > MAX_LISTEN) {
-			rc = usage_error("%zu listeners in the file; at most %d",
-			                 cfg->n_listeners, MAX_LISTEN);
-			goto out;
-		}
-		for (size_t i = 0; i < cfg->n_listeners; i++)
-			ls[n_ls++] = (struct listen_spec){cfg->listeners[i].address,
-			                                  cfg->listeners[i].tls_cert,
-			                                  cfg->listeners[i].tls_key};
-	}
-	if (n_ls == 0) {
-		rc = usage_error("no listener: give --listen HOST:PORT");
-		goto out;
-	}
-	if (f.record) {
-		long long v;
-
-		if (mgw_parse_int(f.record, 1, MGW_BE_RECORD_MAX, &v) != 0) {
-			rc = usage_error("invalid --record '%s' (1 to %d)", f.record,
-			                 MGW_BE_RECORD_MAX);
-			goto out;
-		}
-		be.record = mgw_be_record_new((size_t)v);
-		if (!be.record) {
-			rc = MGW_EXIT_RUNTIME;
-			goto out;
-		}
-	}
-
-	rc = MGW_EXIT_RUNTIME;
-	be.base = event_base_new();
-	if (!be.base)
-		goto out;
-	be.start_ms = mgw_now_ms();
-	if (mgw_be_sessions_init(&be) != 0)
-		goto out;
-	/* Legacy counters live in sessions; only the modern era needs a store. */
-	if (be.conf.era != MGW_ERA_LEGACY) {
-		be.store = make_store(&be, &rc);
-		if (!be.store)
-			goto out;
-		rc = MGW_EXIT_RUNTIME;
-	}
-	be.http = mgw_http_server_new(be.base, &cfg->limits, mgw_be_on_request, &be);
-	if (!be.http)
+	rc = setup(&be, cfg);
+	if (rc)
 		goto out;
 	/* before "listening on": a SIGTERM right after it is a graceful
 	 * stop, not the default action */
-	sig = mgw_signals_new(be.base, on_stop, &be);
-	if (!sig || mgw_signals_ignore_hup(sig, be.base) != 0) {
+	sig = mgw_signals_server_new(be.base, on_stop, &be);
+	if (!sig) {
 		rc = MGW_EXIT_RUNTIME;
 		goto out;
 	}

@@ -1,11 +1,17 @@
 /* cli.c - what every mcpgw subcommand's command line shares. */
 #include "autoconf.h"
 
+#include <getopt.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "core/cli.h"
+#include "core/config.h"
 #include "core/errors.h"
+#include "util/parse.h"
 
 int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -17,4 +23,199 @@ int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'mcpgw %s --help'.\n", cmd);
 	return MGW_EXIT_USAGE;
+}
+
+int mgw_cli_parse(const char *cmd, int argc, char **argv,
+                  const char *shortopts, const struct option *longopts,
+                  mgw_cli_opt_cb on_opt, void *arg)
+{
+	int c, rc;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+		if (c == ':')
+			return mgw_cli_usage_error(cmd, "option '%s' needs a value",
+			                           argv[optind - 1]);
+		rc = c == '?' ? MGW_EINVAL : on_opt(c, optarg, arg);
+		if (rc == MGW_EINVAL)
+			return mgw_cli_usage_error(cmd, "unknown option '%s'",
+			                           argv[optind - 1]);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return mgw_cli_usage_error(cmd, "unexpected argument '%s'",
+		                           argv[optind]);
+	return 0;
+}
+
+int mgw_cli_repeat(const char *cmd, const char **v, size_t *n, size_t max,
+                   const char *value, const char *name)
+{
+	if (*n >= max)
+		return mgw_cli_usage_error(cmd, "at most %d %s options", (int)max,
+		                           name);
+	v[(*n)++] = value;
+	return 0;
+}
+
+int mgw_cli_set_str(char **dst, const char *v)
+{
+	char *s = strdup(v);
+
+	if (!s)
+		return MGW_ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int mgw_cli_log_level(const char *cmd, const char *value,
+                      enum mgw_log_level fallback)
+{
+	enum mgw_log_level level = fallback;
+
+	if (value && mgw_log_parse_level(value, &level) != 0)
+		return mgw_cli_usage_error(cmd, "invalid --log-level '%s' (error, "
+		                           "warn, info or debug)", value);
+	mgw_log_set_level(level);
+	return 0;
+}
+
+struct mgw_config *mgw_cli_config_load(const char *cmd, const char *path)
+{
+	struct mgw_config *cfg;
+	char err[1024];
+
+	cfg = path ? mgw_config_load(path, err, sizeof(err))
+	           : mgw_config_defaults();
+	if (!cfg)
+		fprintf(stderr, "mcpgw %s: %s\n", cmd, path ? err : "out of memory");
+	return cfg;
+}
+
+int mgw_cli_server_begin(const struct mgw_cli_server_cmd *cmd, int argc,
+                         char **argv, struct mgw_cli_server *srv, void *arg,
+                         struct mgw_config **cfg)
+{
+	int rc;
+
+	*cfg = NULL;
+	rc = mgw_cli_parse_server(cmd->name, argc, argv, cmd->longopts, srv,
+	                          cmd->on_opt, arg);
+	if (rc)
+		return rc;
+	if (srv->help) {
+		cmd->usage(stdout);
+		return MGW_EXIT_OK;
+	}
+	*cfg = mgw_cli_config_load(cmd->name, srv->config);
+	return *cfg ? 0 : MGW_EXIT_USAGE;
+}
+
+int mgw_cli_listen_add(const char *cmd, struct mgw_cli_listen *l,
+                       const char *address)
+{
+	return mgw_cli_repeat(cmd, l->address, &l->n, MGW_CLI_MAX_LISTEN,
+	                      address, "--listen");
+}
+
+/* What mgw_cli_parse_server hands to its option callback. */
+struct server_parse {
+	const char *cmd;
+	struct mgw_cli_server *srv;
+	mgw_cli_opt_cb on_opt;
+	void *arg;
+};
+
+static int on_server_opt(int c, char *v, void *arg)
+{
+	struct server_parse *p = arg;
+	struct mgw_cli_server *s = p->srv;
+
+	switch (c) {
+	case 'c': s->config = v; return 0;
+	case 'h': s->help = 1; return 0;
+	case MGW_CLI_OPT_LISTEN: return mgw_cli_listen_add(p->cmd, &s->listen, v);
+	case MGW_CLI_OPT_TLS_CERT: s->listen.tls_cert = v; return 0;
+	case MGW_CLI_OPT_TLS_KEY: s->listen.tls_key = v; return 0;
+	case MGW_CLI_OPT_LOG_LEVEL: s->log_level = v; return 0;
+	default: return p->on_opt(c, v, p->arg);
+	}
+}
+
+int mgw_cli_parse_server(const char *cmd, int argc, char **argv,
+                         const struct option *longopts,
+                         struct mgw_cli_server *srv, mgw_cli_opt_cb on_opt,
+                         void *arg)
+{
+	struct server_parse p = {cmd, srv, on_opt, arg};
+
+	return mgw_cli_parse(cmd, argc, argv, ":c:h", longopts, on_server_opt,
+	                     &p);
+}
+
+/* The --listen flags, each checked to be HOST:PORT, with the TLS files. */
+static int flag_specs(const char *cmd, const struct mgw_cli_listen *l,
+                      struct mgw_listen_spec *out, size_t *n_out)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		char host[256];
+		uint16_t port;
+
+		if (mgw_parse_hostport(l->address[i], host, sizeof(host), &port) != 0)
+			return mgw_cli_usage_error(cmd, "invalid --listen '%s' "
+			                           "(HOST:PORT)", l->address[i]);
+		out[(*n_out)++] = (struct mgw_listen_spec){l->address[i],
+		                                           l->tls_cert, l->tls_key};
+	}
+	return 0;
+}
+
+/* The file's listeners (the configuration checked their addresses). */
+static int file_specs(const char *cmd, const struct mgw_cli_listen *l,
+                      const struct mgw_listener_conf *file, size_t n_file,
+                      const char *too_many, struct mgw_listen_spec *out,
+                      size_t *n_out)
+{
+	if (l->tls_cert)
+		return mgw_cli_usage_error(cmd, "--tls-cert applies to --listen "
+		                           "listeners; none given");
+	if (n_file > MGW_CLI_MAX_LISTEN)
+		return mgw_cli_usage_error(cmd, "%zu listeners%s at most %d", n_file,
+		                           too_many, MGW_CLI_MAX_LISTEN);
+	for (size_t i = 0; i < n_file; i++)
+		out[(*n_out)++] = (struct mgw_listen_spec){file[i].address,
+		                                           file[i].tls_cert,
+		                                           file[i].tls_key};
+	return 0;
+}
+
+int mgw_cli_listen_specs(const char *cmd, const struct mgw_cli_listen *l,
+                         const struct mgw_listener_conf *file, size_t n_file,
+                         const char *too_many, struct mgw_listen_spec *out,
+                         size_t *n_out)
+{
+	int rc;
+
+	*n_out = 0;
+	if (!l->tls_cert != !l->tls_key)
+		return mgw_cli_usage_error(cmd, "--tls-cert and --tls-key go "
+		                           "together");
+	rc = l->n ? flag_specs(cmd, l, out, n_out)
+	          : file_specs(cmd, l, file, n_file, too_many, out, n_out);
+	if (rc)
+		return rc;
+	if (*n_out == 0)
+		return mgw_cli_usage_error(cmd, "no listener: give --listen "
+		                           "HOST:PORT");
+	return 0;
+}
+
+int mgw_cli_exit_code(int err)
+{
+	if (err == 0)
+		return MGW_EXIT_OK;
+	return err == MGW_EINVAL ? MGW_EXIT_USAGE : MGW_EXIT_RUNTIME;
 }

@@ -72,6 +72,18 @@ int mgw_signals_ignore_hup(struct mgw_signals *s, struct event_base *base)
 	return 0;
 }
 
+struct mgw_signals *mgw_signals_server_new(struct event_base *base,
+                                           mgw_stop_cb on_stop, void *arg)
+{
+	struct mgw_signals *s = mgw_signals_new(base, on_stop, arg);
+
+	if (s && mgw_signals_ignore_hup(s, base) != 0) {
+		mgw_signals_free(s);
+		return NULL;
+	}
+	return s;
+}
+
 void mgw_signals_free(struct mgw_signals *s)
 {
 	if (!s)

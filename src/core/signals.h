@@ -18,6 +18,12 @@ struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop
  * logged and otherwise ignored instead of ending the process; there is
  * no reload.  Returns 0 or -1. */
 int mgw_signals_ignore_hup(struct mgw_signals *s, struct event_base *base);
+/* What a server installs before its "listening on" lines, so that a
+ * signal from a supervisor that saw them is a graceful stop: the two of
+ * mgw_signals_new, and SIGHUP ignored.  Returns NULL on failure (nothing
+ * left installed). */
+struct mgw_signals *mgw_signals_server_new(struct event_base *base,
+                                           mgw_stop_cb on_stop, void *arg);
 /* Removes the handlers; NULL is allowed. */
 void mgw_signals_free(struct mgw_signals *s);
 

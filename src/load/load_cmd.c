@@ -238,7 +238,7 @@ struct flags {
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
-	int http2, quiet, list_tools, spread_users;
+	int http2, quiet, list_tools, spread_users, help;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -246,72 +246,54 @@ struct flags {
 
 static int repeat(const char **v, size_t *n, const char *s, const char *name)
 {
-	if (*n == MAX_REPEAT)
-		return usage_error("at most %d %s options", MAX_REPEAT, name);
-	v[(*n)++] = s;
-	return 0;
+	return mgw_cli_repeat("load", v, n, MAX_REPEAT, s, name);
 }
 
-static int parse_flags(int argc, char **argv, struct flags *f, int *help)
+static int on_opt(int c, char *v, void *arg)
 {
-	int c, rc = 0;
+	struct flags *f = arg;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'h': *help = 1; break;
-		case OPT_TARGET:
-			rc = repeat(f->targets, &f->n_targets, optarg, "--target");
-			break;
-		case OPT_ARG: rc = repeat(f->args, &f->n_args, optarg, "--arg"); break;
-		case OPT_AUTH_HEADER:
-			rc = repeat(f->headers, &f->n_headers, optarg, "--auth-header");
-			break;
-		case OPT_DIALECT: f->dialect = optarg; break;
-		case OPT_CONCURRENCY: f->concurrency = optarg; break;
-		case OPT_RATE: f->rate = optarg; break;
-		case OPT_DURATION: f->duration = optarg; break;
-		case OPT_WARMUP: f->warmup = optarg; break;
-		case OPT_REQUESTS: f->requests = optarg; break;
-		case OPT_BACKLOG: f->backlog = optarg; break;
-		case OPT_CONNECTION: f->connection = optarg; break;
-		case OPT_RECONNECT_AFTER: f->reconnect_after = optarg; break;
-		case OPT_HTTP2: f->http2 = 1; break;
-		case OPT_CA_FILE: f->ca_file = optarg; break;
-		case OPT_TOOL: f->tool = optarg; break;
-		case OPT_JSON: f->json = optarg; break;
-		case OPT_CSV: f->csv = optarg; break;
-		case OPT_CLOCK_FILE: f->clock_file = optarg; break;
-		case OPT_SCENARIO: f->scenario = optarg; break;
-		case OPT_MAX_P95: f->max_p95 = optarg; break;
-		case OPT_MAX_P99: f->max_p99 = optarg; break;
-		case OPT_MAX_ERR: f->max_err = optarg; break;
-		case OPT_MIN_RPS: f->min_rps = optarg; break;
-		case OPT_MAX_SESS: f->max_sess = optarg; break;
-		case OPT_MAX_HANDLE: f->max_handle = optarg; break;
-		case OPT_STDIO: f->stdio_cmd = optarg; break;
-		case OPT_TIMEOUT: f->timeout = optarg; break;
-		case OPT_THINK: f->think = optarg; break;
-		case OPT_AUTH_CMD: f->auth_cmd = optarg; break;
-		case OPT_SEED: f->seed = optarg; break;
-		case OPT_QUIET: f->quiet = 1; break;
-		case OPT_PROTO: f->proto = optarg; break;
-		case OPT_LIST_TOOLS: f->list_tools = 1; break;
-		case OPT_SPREAD_USERS: f->spread_users = 1; break;
-		case OPT_LOG_LEVEL: f->log_level = optarg; break;
-		case OPT_LOST_MATCH: f->lost_match = optarg; break;
-		case ':':
-			return usage_error("option '%s' needs a value",
-			                   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-		if (rc)
-			return rc;
+	switch (c) {
+	case 'h': f->help = 1; break;
+	case OPT_TARGET: return repeat(f->targets, &f->n_targets, v, "--target");
+	case OPT_ARG: return repeat(f->args, &f->n_args, v, "--arg");
+	case OPT_AUTH_HEADER:
+		return repeat(f->headers, &f->n_headers, v, "--auth-header");
+	case OPT_DIALECT: f->dialect = v; break;
+	case OPT_CONCURRENCY: f->concurrency = v; break;
+	case OPT_RATE: f->rate = v; break;
+	case OPT_DURATION: f->duration = v; break;
+	case OPT_WARMUP: f->warmup = v; break;
+	case OPT_REQUESTS: f->requests = v; break;
+	case OPT_BACKLOG: f->backlog = v; break;
+	case OPT_CONNECTION: f->connection = v; break;
+	case OPT_RECONNECT_AFTER: f->reconnect_after = v; break;
+	case OPT_HTTP2: f->http2 = 1; break;
+	case OPT_CA_FILE: f->ca_file = v; break;
+	case OPT_TOOL: f->tool = v; break;
+	case OPT_JSON: f->json = v; break;
+	case OPT_CSV: f->csv = v; break;
+	case OPT_CLOCK_FILE: f->clock_file = v; break;
+	case OPT_SCENARIO: f->scenario = v; break;
+	case OPT_MAX_P95: f->max_p95 = v; break;
+	case OPT_MAX_P99: f->max_p99 = v; break;
+	case OPT_MAX_ERR: f->max_err = v; break;
+	case OPT_MIN_RPS: f->min_rps = v; break;
+	case OPT_MAX_SESS: f->max_sess = v; break;
+	case OPT_MAX_HANDLE: f->max_handle = v; break;
+	case OPT_STDIO: f->stdio_cmd = v; break;
+	case OPT_TIMEOUT: f->timeout = v; break;
+	case OPT_THINK: f->think = v; break;
+	case OPT_AUTH_CMD: f->auth_cmd = v; break;
+	case OPT_SEED: f->seed = v; break;
+	case OPT_QUIET: f->quiet = 1; break;
+	case OPT_PROTO: f->proto = v; break;
+	case OPT_LIST_TOOLS: f->list_tools = 1; break;
+	case OPT_SPREAD_USERS: f->spread_users = 1; break;
+	case OPT_LOG_LEVEL: f->log_level = v; break;
+	case OPT_LOST_MATCH: f->lost_match = v; break;
+	default: return MGW_EINVAL;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 
@@ -338,17 +320,6 @@ static int parse_number(const char *s, double min, double max, double *out)
 	if (*end || !(v >= min && v <= max))
 		return MGW_EINVAL;
 	*out = v;
-	return 0;
-}
-
-static int set_str(char **dst, const char *v)
-{
-	char *s = strdup(v);
-
-	if (!s)
-		return MGW_ENOMEM;
-	free(*dst);
-	*dst = s;
 	return 0;
 }
 
@@ -421,7 +392,7 @@ static int apply_transport(struct mgw_load_conf *c, const struct flags *f)
 		c->transport.type = MGW_LOAD_STDIO;
 		if (!*f->stdio_cmd)
 			return usage_error("--stdio needs a command");
-		if (set_str(&c->transport.command, f->stdio_cmd))
+		if (mgw_cli_set_str(&c->transport.command, f->stdio_cmd))
 			return oom();
 	}
 	if (f->connection && mgw_load_parse_conn(f->connection,
@@ -435,7 +406,7 @@ static int apply_transport(struct mgw_load_conf *c, const struct flags *f)
 		                   "never)", f->reconnect_after);
 	if (f->http2)
 		c->transport.http2 = 1;
-	if (f->ca_file && set_str(&c->transport.ca_file, f->ca_file))
+	if (f->ca_file && mgw_cli_set_str(&c->transport.ca_file, f->ca_file))
 		return oom();
 	return 0;
 }
@@ -452,10 +423,11 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 	if (f->proto) {
 		if (!*f->proto || !mgw_header_value_valid(f->proto, strlen(f->proto)))
 			return usage_error("invalid --protocol-version '%s'", f->proto);
-		if (set_str(&c->protocol_version, f->proto))
+		if (mgw_cli_set_str(&c->protocol_version, f->proto))
 			return oom();
 	}
-	if (f->lost_match && set_str(&c->lost_session_match, f->lost_match))
+	if (f->lost_match &&
+	    mgw_cli_set_str(&c->lost_session_match, f->lost_match))
 		return oom();
 	if (f->list_tools)
 		c->list_tools = 1;
@@ -482,7 +454,7 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 	for (size_t i = 0; i < f->n_headers; i++)
 		if ((rc = add_header(c, f->headers[i])) != 0)
 			return rc;
-	if (f->auth_cmd && set_str(&c->auth.command, f->auth_cmd))
+	if (f->auth_cmd && mgw_cli_set_str(&c->auth.command, f->auth_cmd))
 		return oom();
 	return 0;
 }
@@ -700,12 +672,13 @@ static int apply_gates(struct mgw_load_conf *c, const struct flags *f)
 		g->max_handle_losses = v;
 		g->has_max_handle_losses = 1;
 	}
-	if (f->json && (!*f->json || set_str(&c->output.json, f->json)))
+	if (f->json && (!*f->json || mgw_cli_set_str(&c->output.json, f->json)))
 		return *f->json ? oom() : usage_error("--json needs a file name");
-	if (f->csv && (!*f->csv || set_str(&c->output.csv, f->csv)))
+	if (f->csv && (!*f->csv || mgw_cli_set_str(&c->output.csv, f->csv)))
 		return *f->csv ? oom() : usage_error("--csv needs a file name");
 	if (f->clock_file &&
-	    (!*f->clock_file || set_str(&c->output.clock_file, f->clock_file)))
+	    (!*f->clock_file ||
+	     mgw_cli_set_str(&c->output.clock_file, f->clock_file)))
 		return *f->clock_file ? oom()
 		                      : usage_error("--clock-file needs a file name");
 	if (f->quiet)
@@ -855,20 +828,18 @@ int mgw_load_main(int argc, char **argv)
 	struct flags f = {0};
 	struct mgw_load_conf *c = NULL;
 	char err[512];
-	int help = 0, rc;
-	enum mgw_log_level lvl = MGW_LOG_WARN;
+	int rc;
 
-	rc = parse_flags(argc, argv, &f, &help);
+	rc = mgw_cli_parse("load", argc, argv, ":h", long_opts, on_opt, &f);
 	if (rc != 0)
 		return rc;
-	if (help) {
+	if (f.help) {
 		usage(stdout);
 		return MGW_EXIT_OK;
 	}
-	if (f.log_level && mgw_log_parse_level(f.log_level, &lvl) != 0)
-		return usage_error("invalid --log-level '%s' (error, warn, info "
-		                   "or debug)", f.log_level);
-	mgw_log_set_level(lvl);
+	rc = mgw_cli_log_level("load", f.log_level, MGW_LOG_WARN);
+	if (rc != 0)
+		return rc;
 	c = mgw_load_conf_new();
 	if (!c)
 		return oom();

@@ -4,9 +4,7 @@
  * signals and graceful shutdown. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +12,6 @@
 
 #include <event2/event.h>
 #include <event2/thread.h>
-#include <openssl/ssl.h>
 
 #include "core/commands.h"
 #include "core/config.h"
@@ -26,7 +23,7 @@
 #ifdef MGW_HAVE_REDIS
 #include "modules/redis_store/redis_store.h"
 #endif
-#include "net/tls.h"
+#include "net/serve_listeners.h"
 #include "proxy/pipeline.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
@@ -36,7 +33,6 @@
 #include "util/parse.h"
 #include "util/url.h"
 
-#define MAX_LISTEN 16
 #define MAX_UPSTREAM_FLAGS 256
 /* Default worker count: one per core, but not more than this. */
 #define MAX_DEFAULT_WORKERS 64
@@ -118,26 +114,20 @@ static void usage(FILE *out)
 }
 
 enum {
-	OPT_LISTEN = 256, OPT_UPSTREAM, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
-	OPT_H2C, OPT_WORKERS, OPT_TLS_CERT, OPT_TLS_KEY, OPT_NO_VALIDATE,
-	OPT_SHUTDOWN, OPT_LOG_LEVEL, OPT_ACCESS_LOG,
+	OPT_UPSTREAM = 256, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
+	OPT_H2C, OPT_WORKERS, OPT_NO_VALIDATE, OPT_SHUTDOWN, OPT_ACCESS_LOG,
 };
 
 static const struct option long_opts[] = {
-	{"config", required_argument, NULL, 'c'},
-	{"help", no_argument, NULL, 'h'},
-	{"listen", required_argument, NULL, OPT_LISTEN},
+	MGW_CLI_SERVER_OPTIONS,
 	{"upstream", required_argument, NULL, OPT_UPSTREAM},
 	{"mode", required_argument, NULL, OPT_MODE},
 	{"balancer", required_argument, NULL, OPT_BALANCER},
 	{"hash-header", required_argument, NULL, OPT_HASH_HEADER},
 	{"upstream-h2c", no_argument, NULL, OPT_H2C},
 	{"workers", required_argument, NULL, OPT_WORKERS},
-	{"tls-cert", required_argument, NULL, OPT_TLS_CERT},
-	{"tls-key", required_argument, NULL, OPT_TLS_KEY},
 	{"no-validate-headers", no_argument, NULL, OPT_NO_VALIDATE},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
-	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"access-log", no_argument, NULL, OPT_ACCESS_LOG},
 	{NULL, 0, NULL, 0},
 };
@@ -145,62 +135,41 @@ static const struct option long_opts[] = {
 /* Flag values, applied on top of the configuration after parsing so that
  * flags win whatever their position relative to -c. */
 struct flags {
-	const char *config;
-	const char *listen[MAX_LISTEN];
-	size_t n_listen;
+	struct mgw_cli_server srv;  /* -c, -h, --listen, TLS, --log-level */
 	const char *upstream[MAX_UPSTREAM_FLAGS];
 	size_t n_upstream;
-	const char *mode, *balancer, *hash_header, *workers;
-	const char *tls_cert, *tls_key, *shutdown, *log_level;
+	const char *mode, *balancer, *hash_header, *workers, *shutdown;
 	int h2c, no_validate, access_log;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
 #define usage_error(...) mgw_cli_usage_error("serve", __VA_ARGS__)
 
-static int parse_flags(int argc, char **argv, struct flags *f, int *help)
+/* An option of this command's own (mgw_cli_parse_server takes the rest). */
+static int on_opt(int c, char *v, void *arg)
 {
-	int c;
+	struct flags *f = arg;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":c:h", long_opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': f->config = optarg; break;
-		case 'h': *help = 1; break;
-		case OPT_LISTEN:
-			if (f->n_listen == MAX_LISTEN)
-				return usage_error("at most %d --listen options", MAX_LISTEN);
-			f->listen[f->n_listen++] = optarg;
-			break;
-		case OPT_UPSTREAM:
-			if (f->n_upstream == MAX_UPSTREAM_FLAGS)
-				return usage_error("at most %d --upstream options",
-				                   MAX_UPSTREAM_FLAGS);
-			f->upstream[f->n_upstream++] = optarg;
-			break;
-		case OPT_MODE: f->mode = optarg; break;
-		case OPT_BALANCER: f->balancer = optarg; break;
-		case OPT_HASH_HEADER: f->hash_header = optarg; break;
-		case OPT_H2C: f->h2c = 1; break;
-		case OPT_WORKERS: f->workers = optarg; break;
-		case OPT_TLS_CERT: f->tls_cert = optarg; break;
-		case OPT_TLS_KEY: f->tls_key = optarg; break;
-		case OPT_NO_VALIDATE: f->no_validate = 1; break;
-		case OPT_SHUTDOWN: f->shutdown = optarg; break;
-		case OPT_LOG_LEVEL: f->log_level = optarg; break;
-		case OPT_ACCESS_LOG: f->access_log = 1; break;
-		case ':':
-			return usage_error("option '%s' needs a value",
-			                   argv[optind - 1]);
-		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	switch (c) {
+	case OPT_UPSTREAM:
+		return mgw_cli_repeat("serve", f->upstream, &f->n_upstream,
+		                      MAX_UPSTREAM_FLAGS, v, "--upstream");
+	case OPT_MODE: f->mode = v; break;
+	case OPT_BALANCER: f->balancer = v; break;
+	case OPT_HASH_HEADER: f->hash_header = v; break;
+	case OPT_H2C: f->h2c = 1; break;
+	case OPT_WORKERS: f->workers = v; break;
+	case OPT_NO_VALIDATE: f->no_validate = 1; break;
+	case OPT_SHUTDOWN: f->shutdown = v; break;
+	case OPT_ACCESS_LOG: f->access_log = 1; break;
+	default: return MGW_EINVAL;
 	}
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
 	return 0;
 }
+
+static const struct mgw_cli_server_cmd serve_cmd = {
+	.name = "serve", .longopts = long_opts, .on_opt = on_opt, .usage = usage,
+};
 
 /* Applies the flags to cfg, which is not shared with anyone yet.  Returns
  * 0 or an exit code (the message is printed). */
@@ -354,62 +323,29 @@ static void on_worker_exited(evutil_socket_t fd, short what, void *arg)
 		event_base_loopexit(sv->base, NULL);
 }
 
-struct listen_spec {
-	const char *address;
-	const char *cert, *key;
-};
+/* One listener socket of one worker. */
+static int on_bind(void *arg, unsigned w, const char *address, SSL_CTX *tls,
+                   int reuse, char *bound, size_t boundlen)
+{
+	struct serve *sv = arg;
+
+	return mgw_worker_listen(sv->workers[w], address, tls, reuse, bound,
+	                         boundlen);
+}
 
 /* Binds every listener in every worker: worker 0 binds the configured
  * address (port 0 picks a port), the others bind what worker 0 got, all
  * with SO_REUSEPORT when there are several workers.  Prints the
  * "listening on" lines.  Returns 0 or an exit code. */
-static int start_listeners(struct serve *sv, const struct listen_spec *ls,
+static int start_listeners(struct serve *sv, const struct mgw_listen_spec *ls,
                            size_t n)
 {
-	char bound[MAX_LISTEN][80];
-	char err[512];
-	int reuse = sv->n_workers > 1;
+	struct mgw_serve_listeners sl = {
+		.cmd = "serve", .n_workers = sv->n_workers, .log_workers = 1,
+		.bind = on_bind, .arg = sv,
+	};
 
-	for (size_t i = 0; i < n; i++) {
-		SSL_CTX *tls = NULL;
-
-		if (ls[i].cert) {
-			tls = mgw_tls_server_ctx(ls[i].cert, ls[i].key, err, sizeof(err));
-			if (!tls) {
-				fprintf(stderr, "mcpgw serve: TLS for %s: %s\n",
-				        ls[i].address, err);
-				return MGW_EXIT_USAGE;
-			}
-		}
-		for (unsigned w = 0; w < sv->n_workers; w++) {
-			char got[80];
-			int rc = mgw_worker_listen(sv->workers[w],
-			                           w == 0 ? ls[i].address : bound[i], tls,
-			                           reuse, w == 0 ? bound[i] : got,
-			                           sizeof(got));
-			if (rc == MGW_EINVAL) {
-				SSL_CTX_free(tls);
-				fprintf(stderr, "mcpgw serve: invalid listen address '%s'\n",
-				        ls[i].address);
-				return MGW_EXIT_USAGE;
-			}
-			if (rc != 0) {
-				int e = errno;
-				SSL_CTX_free(tls);
-				fprintf(stderr, "mcpgw serve: cannot listen on %s: %s\n",
-				        w == 0 ? ls[i].address : bound[i],
-				        rc == MGW_ENOMEM ? "out of memory" : strerror(e));
-				return MGW_EXIT_RUNTIME;
-			}
-		}
-		SSL_CTX_free(tls); /* each server holds its own reference */
-		mgw_info(NULL, "listening on %s%s (%u workers)", bound[i],
-		         ls[i].cert ? " (TLS)" : "", sv->n_workers);
-	}
-	for (size_t i = 0; i < n; i++)
-		printf("listening on %s\n", bound[i]);
-	fflush(stdout);
-	return 0;
+	return mgw_cli_exit_code(mgw_serve_listeners_open(&sl, ls, n));
 }
 
 static const char *store_name(enum mgw_session_store_conf s)
@@ -431,38 +367,64 @@ static unsigned default_workers(void)
 	return n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : (unsigned)n;
 }
 
-/* Collects the listeners to bind (flags replace the file's).  Returns 0
- * or an exit code. */
-static int listen_specs(const struct mgw_config *cfg, const struct flags *f,
-                        struct listen_spec *ls, size_t *n_ls)
+/* The flags over the file, the log settings, the listeners to bind.
+ * Returns 0 or an exit code. */
+static int configure(struct mgw_config *cfg, const struct flags *f,
+                     struct mgw_listen_spec *ls, size_t *n_ls)
 {
-	*n_ls = 0;
-	if (!f->tls_cert != !f->tls_key)
-		return usage_error("--tls-cert and --tls-key go together");
-	if (f->n_listen) {
-		for (size_t i = 0; i < f->n_listen; i++) {
-			char host[256];
-			uint16_t port;
-			if (mgw_parse_hostport(f->listen[i], host, sizeof(host), &port) != 0)
-				return usage_error("invalid --listen '%s' (HOST:PORT)",
-				                   f->listen[i]);
-			ls[(*n_ls)++] = (struct listen_spec){f->listen[i], f->tls_cert,
-			                                     f->tls_key};
-		}
-	} else {
-		if (f->tls_cert)
-			return usage_error("--tls-cert applies to --listen listeners; "
-			                   "none given");
-		if (cfg->n_listeners > MAX_LISTEN)
-			return usage_error("%zu listeners: at most %d", cfg->n_listeners,
-			                   MAX_LISTEN);
-		for (size_t i = 0; i < cfg->n_listeners; i++)
-			ls[(*n_ls)++] = (struct listen_spec){cfg->listeners[i].address,
-			                                     cfg->listeners[i].tls_cert,
-			                                     cfg->listeners[i].tls_key};
+	int rc = apply_flags(cfg, f);
+
+	if (rc)
+		return rc;
+	rc = mgw_cli_log_level("serve", f->srv.log_level, cfg->log_level);
+	if (rc)
+		return rc;
+	legacy_probes(cfg);
+	mgw_log_set_access(cfg->log_access || f->access_log);
+	if (!cfg->has_serve || cfg->serve.n_upstreams == 0)
+		return usage_error("no upstream: give --upstream URL or an "
+		                   "upstreams: section");
+	return mgw_cli_listen_specs("serve", &f->srv.listen, cfg->listeners,
+	                            cfg->n_listeners, ":", ls, n_ls);
+}
+
+/* What the workers share: upstream groups, routes, the main loop and,
+ * in stateful and auto modes, the session stores.  Returns 0 or an exit
+ * code. */
+static int setup_shared(struct serve *sv)
+{
+	char err[1024];
+
+	/* before any event_base: workers are woken from the main thread */
+	if (evthread_use_pthreads() != 0) {
+		fprintf(stderr, "mcpgw serve: libevent without thread support\n");
+		return MGW_EXIT_RUNTIME;
 	}
-	if (*n_ls == 0)
-		return usage_error("no listener: give --listen HOST:PORT");
+	sv->ups = mgw_upstreams_new(&sv->cfg->serve, err, sizeof(err));
+	if (!sv->ups) {
+		fprintf(stderr, "mcpgw serve: %s\n", err);
+		return MGW_EXIT_USAGE;
+	}
+	sv->routes = mgw_routes_new(&sv->cfg->serve, sv->ups, err, sizeof(err));
+	if (!sv->routes) {
+		fprintf(stderr, "mcpgw serve: %s\n", err);
+		return MGW_EXIT_USAGE;
+	}
+	sv->base = event_base_new();
+	if (!sv->base)
+		return MGW_EXIT_RUNTIME;
+	sv->exited_ev = event_new(sv->base, -1, 0, on_worker_exited, sv);
+	if (!sv->exited_ev)
+		return MGW_EXIT_RUNTIME;
+	if (sv->cfg->serve.mode != MGW_MODE_STATELESS) {
+		/* the session stores (expiry sweeps on the main loop) */
+		sv->sf = mgw_sf_shared_new(&sv->cfg->serve, sv->routes, sv->base,
+		                           err, sizeof(err));
+		if (!sv->sf) {
+			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
+			return MGW_EXIT_USAGE;
+		}
+	}
 	return 0;
 }
 
@@ -471,86 +433,26 @@ int mgw_serve_main(int argc, char **argv)
 	struct flags f = {0};
 	struct serve sv = {0};
 	struct mgw_signals *sig = NULL;
-	struct listen_spec ls[MAX_LISTEN];
+	struct mgw_listen_spec ls[MGW_CLI_MAX_LISTEN];
 	size_t n_ls = 0;
-	enum mgw_log_level level;
 	char err[1024];
-	int help = 0, rc;
+	int rc;
 
-	rc = parse_flags(argc, argv, &f, &help);
-	if (rc)
-		return rc;
-	if (help) {
-		usage(stdout);
-		return MGW_EXIT_OK;
-	}
 	/* Optional session stores (modules/) register before any store is
 	 * made; a second registration is harmless. */
 #ifdef MGW_HAVE_REDIS
 	mgw_redis_store_register();
 #endif
-	sv.cfg = f.config ? mgw_config_load(f.config, err, sizeof(err))
-	                  : mgw_config_defaults();
-	if (!sv.cfg) {
-		fprintf(stderr, "mcpgw serve: %s\n", f.config ? err : "out of memory");
-		return MGW_EXIT_USAGE;
-	}
-	rc = apply_flags(sv.cfg, &f);
+	rc = mgw_cli_server_begin(&serve_cmd, argc, argv, &f.srv, &f, &sv.cfg);
+	if (!sv.cfg)
+		return rc;
+	rc = configure(sv.cfg, &f, ls, &n_ls);
 	if (rc)
 		goto out;
-	level = sv.cfg->log_level;
-	if (f.log_level && mgw_log_parse_level(f.log_level, &level) != 0) {
-		rc = usage_error("invalid --log-level '%s' (error, warn, info or debug)",
-		                 f.log_level);
-		goto out;
-	}
-	mgw_log_set_level(level);
-	legacy_probes(sv.cfg);
-	mgw_log_set_access(sv.cfg->log_access || f.access_log);
-	if (!sv.cfg->has_serve || sv.cfg->serve.n_upstreams == 0) {
-		rc = usage_error("no upstream: give --upstream URL or an upstreams: "
-		                 "section");
-		goto out;
-	}
-	rc = listen_specs(sv.cfg, &f, ls, &n_ls);
+	rc = setup_shared(&sv);
 	if (rc)
 		goto out;
-
-	/* before any event_base: workers are woken from the main thread */
-	if (evthread_use_pthreads() != 0) {
-		fprintf(stderr, "mcpgw serve: libevent without thread support\n");
-		rc = MGW_EXIT_RUNTIME;
-		goto out;
-	}
-	sv.ups = mgw_upstreams_new(&sv.cfg->serve, err, sizeof(err));
-	if (!sv.ups) {
-		fprintf(stderr, "mcpgw serve: %s\n", err);
-		rc = MGW_EXIT_USAGE;
-		goto out;
-	}
-	sv.routes = mgw_routes_new(&sv.cfg->serve, sv.ups, err, sizeof(err));
-	if (!sv.routes) {
-		fprintf(stderr, "mcpgw serve: %s\n", err);
-		rc = MGW_EXIT_USAGE;
-		goto out;
-	}
 	rc = MGW_EXIT_RUNTIME;
-	sv.base = event_base_new();
-	if (!sv.base)
-		goto out;
-	sv.exited_ev = event_new(sv.base, -1, 0, on_worker_exited, &sv);
-	if (!sv.exited_ev)
-		goto out;
-	if (sv.cfg->serve.mode != MGW_MODE_STATELESS) {
-		/* the session stores (expiry sweeps on the main loop) */
-		sv.sf = mgw_sf_shared_new(&sv.cfg->serve, sv.routes, sv.base, err,
-		                          sizeof(err));
-		if (!sv.sf) {
-			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
-			rc = MGW_EXIT_USAGE;
-			goto out;
-		}
-	}
 	sv.n_workers = sv.cfg->serve.workers ? sv.cfg->serve.workers
 	                                     : default_workers();
 	sv.workers = calloc(sv.n_workers, sizeof(*sv.workers));
@@ -573,8 +475,8 @@ int mgw_serve_main(int argc, char **argv)
 	/* Before the listeners: "listening on" tells a supervisor it may
 	 * signal us, and a SIGTERM must then be a graceful stop, not the
 	 * default action.  libevent holds it until the loop runs. */
-	sig = mgw_signals_new(sv.base, on_stop, &sv);
-	if (!sig || mgw_signals_ignore_hup(sig, sv.base) != 0)
+	sig = mgw_signals_server_new(sv.base, on_stop, &sv);
+	if (!sig)
 		goto out;
 	rc = start_listeners(&sv, ls, n_ls);
 	if (rc)
@@ -610,7 +512,7 @@ int mgw_serve_main(int argc, char **argv)
 	rc = sv.failed ? MGW_EXIT_RUNTIME : MGW_EXIT_OK;
 out:
 	/* Order: signals and health (main loop) go first, then the workers
-	 * (their servers abort what is left, their forwarders close upstream
+	 * (their servers abort what is left, their pipelines close upstream
 	 * connections), then what workers shared. */
 	mgw_signals_free(sig);
 	mgw_health_free(sv.health);
