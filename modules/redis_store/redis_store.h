@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "session/store-t.h"
 
 /* Registers the kind "redis" with the session layer, so that

@@ -17,7 +17,7 @@
 #include "backend/record.h"
 #include "backend/state.h"
 #include "core/commands.h"
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"

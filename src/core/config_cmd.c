@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "core/commands.h"
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "load/scenario.h"
 

@@ -31,7 +31,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/server.h"
 #include "http/client-t.h"
 #include "proxy/errors-t.h"

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "util/url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

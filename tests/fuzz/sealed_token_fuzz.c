@@ -17,7 +17,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "core/errors.h"
 #include "session/sealed.h"
 #include "session/session.h"

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "http/headers.h"
 #include "proxy/forward.h"
 
