@@ -11,6 +11,7 @@
 #include "autoconf.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "conf/config.h"
 #include "core/cfgschema.h"
@@ -135,4 +136,29 @@ int mgw_config_serve_urls(struct mgw_config *c, const char *const *urls,
 	if (rc == 0)
 		c->has_serve = 1;
 	return rc;
+}
+
+void mgw_config_summary(const struct mgw_config *c, FILE *out)
+{
+	const struct mgw_serve_conf *s = &c->serve;
+	size_t servers = 0;
+
+	fprintf(out, "%s: ok\n", c->source);
+	fprintf(out, "listeners: %zu", c->n_listeners);
+	if (c->has_backend)
+		fprintf(out, ", backend: era %s, state %s, sse %s\n",
+		        mgw_config_era_name(c->backend.era),
+		        mgw_config_state_name(c->backend.state),
+		        mgw_config_sse_name(c->backend.sse));
+	else
+		fprintf(out, ", no backend section\n");
+	if (!c->has_serve)
+		return;
+	for (size_t i = 0; i < s->n_upstreams; i++)
+		servers += s->upstreams[i].n_servers;
+	fprintf(out, "serve: mode %s, %zu upstream group%s, %zu server%s, "
+	        "%zu route%s\n", mgw_config_mode_name(s->mode),
+	        s->n_upstreams, s->n_upstreams == 1 ? "" : "s",
+	        servers, servers == 1 ? "" : "s", s->n_routes,
+	        s->n_routes == 1 ? "" : "s");
 }

@@ -9,6 +9,7 @@
 #define MGW_CONF_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "backend/conf_backend.h"
 #include "conf/config-t.h"
@@ -38,5 +39,9 @@ void mgw_config_free(struct mgw_config *c);
  * snapshot is shared. */
 int mgw_config_serve_urls(struct mgw_config *c, const char *const *urls,
                           size_t n_urls, char *err, size_t errlen);
+
+/* Writes what `mcpgw check-config` prints for a valid file: "SOURCE: ok",
+ * the listeners and backend line, and a serve line when there is one. */
+void mgw_config_summary(const struct mgw_config *c, FILE *out);
 
 #endif
