@@ -23,9 +23,7 @@
 #include "core/log.h"
 #include "core/signals.h"
 #include "http/headers.h"
-#ifdef MGW_HAVE_REDIS
 #include "modules/redis_store/redis_store.h"
-#endif
 #include "net/tls.h"
 #include "proxy/forward.h"
 #include "proxy/health.h"
