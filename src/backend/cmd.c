@@ -231,7 +231,7 @@ static int set_str(char **dst, const char *v)
 	return 0;
 }
 
-/* The same bounds as the file's keys (src/core/config.c): values past
+/* The same bounds as the file's keys (backend/conf_backend.c): values past
  * them overflow where they become milliseconds or timevals. */
 static int duration_flag(const char *name, const char *v, double *out,
                          double min, double max)

@@ -64,37 +64,34 @@ const struct mgw_cfg_section mgw_backend_conf_section = {
 	.fields = backend_fields, .nfields = MGW_CFG_COUNT(backend_fields),
 };
 
-/* One lookup for the three parsers: the enums differ only in type. */
-static int parse_enum(const struct mgw_cfg_enum *e, const char *s, int *out)
-{
-	return mgw_cfg_enum_lookup(e, s, out) == 0 ? 0 : MGW_EINVAL;
-}
-
 int mgw_config_parse_era(const char *s, enum mgw_era_conf *out)
 {
-	int v, rc = parse_enum(eras, s, &v);
+	int v;
 
-	if (rc == 0)
-		*out = (enum mgw_era_conf)v;
-	return rc;
+	if (mgw_cfg_enum_lookup(eras, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_era_conf)v;
+	return 0;
 }
 
 int mgw_config_parse_state(const char *s, enum mgw_state_conf *out)
 {
-	int v, rc = parse_enum(states, s, &v);
+	int v;
 
-	if (rc == 0)
-		*out = (enum mgw_state_conf)v;
-	return rc;
+	if (mgw_cfg_enum_lookup(states, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_state_conf)v;
+	return 0;
 }
 
 int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out)
 {
-	int v, rc = parse_enum(sse_modes, s, &v);
+	int v;
 
-	if (rc == 0)
-		*out = (enum mgw_sse_conf)v;
-	return rc;
+	if (mgw_cfg_enum_lookup(sse_modes, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_sse_conf)v;
+	return 0;
 }
 
 const char *mgw_config_era_name(enum mgw_era_conf v)
