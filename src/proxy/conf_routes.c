@@ -76,7 +76,8 @@ static const struct mgw_cfg_field route_timeout_fields[] = {
 };
 static const struct mgw_cfg_section route_timeout_section = {
 	.size = sizeof(struct mgw_route_conf),
-	.fields = route_timeout_fields, .nfields = MGW_CFG_COUNT(route_timeout_fields),
+	.fields = route_timeout_fields,
+	.nfields = MGW_CFG_COUNT(route_timeout_fields),
 };
 
 static const struct mgw_cfg_field route_fields[] = {
