@@ -1,4 +1,5 @@
-/* main.c - the mcpgw command: dispatch to subcommands. */
+/* main.c - the mcpgw command: register the modules (modules/), then
+ * dispatch to subcommands. */
 #include "autoconf.h"
 
 #include <signal.h>
@@ -15,6 +16,7 @@
 
 #include "core/commands.h"
 #include "core/errors.h"
+#include "modules/redis_store/redis_store.h"
 
 static void usage(FILE *out)
 {
@@ -53,6 +55,11 @@ int main(int argc, char **argv)
 	const char *cmd;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* before any command makes a session store; it only fills a table */
+	if (mgw_redis_store_register() != 0) {
+		fprintf(stderr, "mcpgw: cannot register the redis session store\n");
+		return MGW_EXIT_RUNTIME;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return MGW_EXIT_USAGE;

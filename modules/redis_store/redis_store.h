@@ -1,14 +1,14 @@
 /* redis_store.h - the "redis" session store (modules/redis_store): session
  * records live in Redis, shared by every gateway replica, with a local
- * cache in front.  Built when hiredis is found (MGW_HAVE_REDIS).  How it
- * works, what it costs and how it behaves while Redis is unreachable:
+ * cache in front.  Always built (hiredis is a required dependency).  How
+ * it works, what it costs and how it behaves while Redis is unreachable:
  * redis_store.c and doc/sessions.md ("The Redis store"). */
 #ifndef MGW_MODULES_REDIS_STORE_H
 #define MGW_MODULES_REDIS_STORE_H
 
 #include <stddef.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "session/store-t.h"
 
 /* Registers the kind "redis" with the session layer, so that

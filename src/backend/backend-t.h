@@ -10,7 +10,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "core/config-t.h"
+#include "backend/conf_backend-t.h"
 #include "http/headers-t.h"
 #include "mcp/jsonrpc.h"
 

@@ -14,7 +14,8 @@
 #include "backend/record.h"
 #include "backend/state.h"
 #include "core/commands.h"
-#include "core/config.h"
+#include "conf/config.h"
+#include "conf/cli_config.h"
 #include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -192,7 +193,7 @@ static const struct mgw_cli_server_cmd backend_cmd = {
 	.usage = usage,
 };
 
-/* The same bounds as the file's keys (src/core/config.c): values past
+/* The same bounds as the file's keys (backend/conf_backend.c): values past
  * them overflow where they become milliseconds or timevals. */
 static int duration_flag(const char *name, const char *v, double *out,
                          double min, double max)

@@ -99,8 +99,13 @@ struct mgw_cfg_ctx {
 	size_t plen;
 };
 
-/* Table helpers: where a member lives. */
+/* Table helpers: where a member lives; how many entries a table has;
+ * the binary units sizes are written in. */
 #define MGW_CFG_AT(type, member)                                         \
 	.off = offsetof(type, member), .size = sizeof(((type *)0)->member)
+#define MGW_CFG_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+#define MGW_CFG_KiB 1024LL
+#define MGW_CFG_MiB (1024LL * MGW_CFG_KiB)
+#define MGW_CFG_GiB (1024LL * MGW_CFG_MiB)
 
 #endif

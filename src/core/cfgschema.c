@@ -503,6 +503,15 @@ const struct mgw_cfg_node *mgw_cfg_scope_value(const struct mgw_cfg_scope *sc,
 	return NULL;
 }
 
+const struct mgw_cfg_node *mgw_cfg_map_value(const struct mgw_cfg_node *map,
+                                             const char *key)
+{
+	for (size_t i = 0; map->kind == MGW_CFG_MAP && i + 1 < map->n; i += 2)
+		if (strcmp(map->kids[i]->text, key) == 0)
+			return map->kids[i + 1];
+	return map;
+}
+
 /* ---- defaults and release ---- */
 
 static void apply_default(const struct mgw_cfg_field *f, void *obj)

@@ -33,6 +33,11 @@ int mgw_cfg_fail(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,
 const struct mgw_cfg_node *mgw_cfg_scope_value(const struct mgw_cfg_scope *sc,
                                                const char *key);
 
+/* The value of key in the mapping map, or map itself when the key is
+ * absent (or map is not a mapping): a position to report an error at. */
+const struct mgw_cfg_node *mgw_cfg_map_value(const struct mgw_cfg_node *map,
+                                             const char *key);
+
 /* Looks s up in an enum table.  Returns 0 and *value, or MGW_EINVAL. */
 int mgw_cfg_enum_lookup(const struct mgw_cfg_enum *e, const char *s,
                         int *value);

@@ -46,12 +46,6 @@ int mgw_cli_set_str(char **dst, const char *v);
 int mgw_cli_log_level(const char *cmd, const char *value,
                       enum mgw_log_level fallback);
 
-/* Loads the configuration file path (-c), or the defaults when path is
- * NULL.  On failure prints "mcpgw CMD: " and the error (FILE:LINE:COLUMN:
- * KEY: message) and returns NULL: the command exits MGW_EXIT_USAGE.  The
- * caller frees the snapshot with mgw_config_free. */
-struct mgw_config *mgw_cli_config_load(const char *cmd, const char *path);
-
 /* The struct option entries of the options every server command takes
  * (struct mgw_cli_server), for its long options table; its short options
  * are ":c:h". */
@@ -70,16 +64,6 @@ int mgw_cli_parse_server(const char *cmd, int argc, char **argv,
                          const struct option *longopts,
                          struct mgw_cli_server *srv, mgw_cli_opt_cb on_opt,
                          void *arg);
-
-/* The start of a server command: parses argv with cmd's options
- * (mgw_cli_parse_server, handing arg to cmd->on_opt); with -h prints
- * cmd->usage on stdout; else loads -c FILE (mgw_cli_config_load).
- * Returns 0 with *cfg set (the caller frees it) to go on, or with *cfg
- * NULL the exit code to return at once: MGW_EXIT_OK after the help,
- * MGW_EXIT_USAGE for a usage or configuration error (printed). */
-int mgw_cli_server_begin(const struct mgw_cli_server_cmd *cmd, int argc,
-                         char **argv, struct mgw_cli_server *srv, void *arg,
-                         struct mgw_config **cfg);
 
 /* The --listen flag: mgw_cli_repeat into l (at most MGW_CLI_MAX_LISTEN). */
 int mgw_cli_listen_add(const char *cmd, struct mgw_cli_listen *l,

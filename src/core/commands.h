@@ -5,7 +5,7 @@
 #define MGW_CORE_COMMANDS_H
 
 int mgw_backend_main(int argc, char **argv);      /* src/backend/cmd.c */
-int mgw_check_config_main(int argc, char **argv); /* src/core/config_cmd.c */
+int mgw_check_config_main(int argc, char **argv); /* src/conf/check_config.c */
 int mgw_serve_main(int argc, char **argv);        /* src/proxy/serve_cmd.c */
 int mgw_load_main(int argc, char **argv);         /* src/load/load_cmd.c */
 

@@ -1,57 +1,49 @@
-/* config.h - load YAML (or JSON) configuration into an immutable snapshot.
+/* config.h - load a YAML (or JSON) file into a root object described by
+ * the parts modules contribute (config-t.h), and the sections every
+ * command shares (listeners, log levels).
  *
  * Errors name "FILE:LINE:COLUMN: KEY: message" — unknown keys, wrong types,
- * out-of-range values, duplicate keys, YAML syntax errors. */
+ * out-of-range values, duplicate keys, YAML syntax errors.  The mcpgw
+ * snapshot built on this is in conf/config.h. */
 #ifndef MGW_CORE_CONFIG_H
 #define MGW_CORE_CONFIG_H
 
 #include <stddef.h>
 
+#include "core/cfgtree-t.h"
 #include "core/config-t.h"
 
-/* Returns a snapshot holding every built-in default (no listeners). */
-struct mgw_config *mgw_config_defaults(void);
+/* Returns a new root object (r->size bytes) holding every part's defaults
+ * and "<defaults>" as its source, or NULL when out of memory. */
+void *mgw_cfg_root_defaults(const struct mgw_cfg_root *r);
 
-/* Parses and validates path.  On success returns a new snapshot; on
- * failure returns NULL and writes one message to err. */
-struct mgw_config *mgw_config_load(const char *path, char *err, size_t errlen);
+/* Parses and validates len bytes of text named name (used in errors and
+ * kept as the source).  Returns a new root object, or NULL with one
+ * message in err. */
+void *mgw_cfg_root_load_string(const struct mgw_cfg_root *r, const char *name,
+                               const char *text, size_t len, char *err,
+                               size_t errlen);
 
-/* Same as mgw_config_load on an in-memory document (name used in errors). */
-struct mgw_config *mgw_config_load_string(const char *name, const char *text,
-                                          size_t len, char *err, size_t errlen);
+/* Same as mgw_cfg_root_load_string on the file path (at most
+ * MGW_CFG_MAX_BYTES; "PATH: cannot open: ..." and the like in err). */
+void *mgw_cfg_root_load(const struct mgw_cfg_root *r, const char *path,
+                        char *err, size_t errlen);
 
-/* Frees a snapshot; NULL is allowed. */
-void mgw_config_free(struct mgw_config *c);
+/* Frees a root object and what its parts hold; NULL is allowed. */
+void mgw_cfg_root_free(const struct mgw_cfg_root *r, void *obj);
 
-/* Parsers of the enumerations shared with command-line flags.
- * Return 0 or MGW_EINVAL. */
-int mgw_config_parse_era(const char *s, enum mgw_era_conf *out);
-int mgw_config_parse_state(const char *s, enum mgw_state_conf *out);
-int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out);
-int mgw_config_parse_mode(const char *s, enum mgw_mode_conf *out);
-int mgw_config_parse_balancer(const char *s, enum mgw_balancer_conf *out);
+/* The item of a "listeners:" list (struct mgw_listener_conf). */
+extern const struct mgw_cfg_section mgw_cfg_listener_section;
 
-/* The spelling of each enumeration value as accepted by the parsers above
- * (static strings, for logs and summaries). */
-const char *mgw_config_era_name(enum mgw_era_conf v);
-const char *mgw_config_state_name(enum mgw_state_conf v);
-const char *mgw_config_sse_name(enum mgw_sse_conf v);
-const char *mgw_config_mode_name(enum mgw_mode_conf v);
-const char *mgw_config_balancer_name(enum mgw_balancer_conf v);
+/* Two listeners on one fixed address would fail at bind time, long after
+ * check-config said "ok" (port 0 asks for a fresh port each time).  list
+ * is the "listeners" node (NULL when absent).  Returns 0, or MGW_EINVAL
+ * after mgw_cfg_fail. */
+int mgw_cfg_check_listeners(struct mgw_cfg_ctx *c,
+                            const struct mgw_cfg_node *list,
+                            const struct mgw_listener_conf *l, size_t n);
 
-/* For `mcpgw serve --upstream URL ...` without a file: replaces c->serve's
- * upstream groups and routes by one group "default" (round_robin, every
- * other value at its default) holding urls (weight 1 each) and one route
- * sending every path to it, and sets c->has_serve.  The URLs are checked
- * as in a file (scheme, host, port).  Other serve values (mode, workers,
- * retry budget, ...) are kept.  Returns 0, or MGW_EINVAL with "URL:
- * reason" in err (c unchanged), or MGW_ENOMEM.  Call it before the
- * snapshot is shared. */
-int mgw_config_serve_urls(struct mgw_config *c, const char *const *urls,
-                          size_t n_urls, char *err, size_t errlen);
-
-/* The built-in default health-check body: a modern server/discover
- * JSON-RPC request (protocol 2026-07-28, empty client capabilities). */
-extern const char mgw_config_default_probe_body[];
+/* The spellings of log.level (enum mgw_log_level). */
+extern const struct mgw_cfg_enum mgw_cfg_log_levels[];
 
 #endif

@@ -1,14 +1,14 @@
-/* config_cmd.c - "mcpgw check-config": load a configuration file, report
- * the first error as FILE:LINE:COLUMN: KEY: message, or a short summary. */
+/* config_cmd.c - "mcpgw check-config": its options, usage and exit codes.
+ * The checks (a configuration file, a load scenario) are the caller's
+ * (conf/check_config.c); each reports the first error as
+ * FILE:LINE:COLUMN: KEY: message, or prints a short summary. */
 #include "autoconf.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "core/commands.h"
-#include "core/config.h"
+#include "core/config_cmd.h"
 #include "core/errors.h"
-#include "load/scenario.h"
 
 static void usage(FILE *out)
 {
@@ -88,58 +88,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-static void summary(const struct mgw_config *c)
+/* The message of a failed check, and its exit status. */
+static int failed(int rc, const char *err)
 {
-	printf("%s: ok\n", c->source);
-	printf("listeners: %zu", c->n_listeners);
-	if (c->has_backend)
-		printf(", backend: era %s, state %s, sse %s\n",
-		       mgw_config_era_name(c->backend.era),
-		       mgw_config_state_name(c->backend.state),
-		       mgw_config_sse_name(c->backend.sse));
-	else
-		printf(", no backend section\n");
-	if (c->has_serve) {
-		size_t servers = 0;
-
-		for (size_t i = 0; i < c->serve.n_upstreams; i++)
-			servers += c->serve.upstreams[i].n_servers;
-		printf("serve: mode %s, %zu upstream group%s, %zu server%s, "
-		       "%zu route%s\n", mgw_config_mode_name(c->serve.mode),
-		       c->serve.n_upstreams, c->serve.n_upstreams == 1 ? "" : "s",
-		       servers, servers == 1 ? "" : "s", c->serve.n_routes,
-		       c->serve.n_routes == 1 ? "" : "s");
-	}
+	fprintf(stderr, "%s\n", err);
+	return rc == MGW_ENOMEM ? MGW_EXIT_RUNTIME : MGW_EXIT_USAGE;
 }
 
-/* Validates a load scenario the way `mcpgw load --scenario` reads it (the
- * command line may still add targets, so only the file itself is checked). */
-static int check_scenario(const struct options *o)
-{
-	struct mgw_load_conf *lc = mgw_load_conf_new();
-	char err[1024];
-	int rc;
-
-	if (!lc) {
-		fprintf(stderr, "mcpgw check-config: out of memory\n");
-		return MGW_EXIT_RUNTIME;
-	}
-	rc = mgw_load_scenario_load(lc, o->file, err, sizeof(err));
-	mgw_load_conf_free(lc);
-	if (rc != 0) {
-		fprintf(stderr, "%s\n", err);
-		return MGW_EXIT_USAGE;
-	}
-	if (!o->quiet)
-		printf("%s: ok (load scenario)\n", o->file);
-	return MGW_EXIT_OK;
-}
-
-int mgw_check_config_main(int argc, char **argv)
+int mgw_check_config_run(int argc, char **argv,
+                         const struct mgw_check_config_ops *ops)
 {
 	struct options o = {0};
-	struct mgw_config *c;
+	mgw_check_file_fn check;
 	char err[1024];
+	int rc;
 
 	if (parse_args(argc, argv, &o) != 0) {
 		usage(stderr);
@@ -154,15 +116,7 @@ int mgw_check_config_main(int argc, char **argv)
 		usage(stderr);
 		return MGW_EXIT_USAGE;
 	}
-	if (o.scenario)
-		return check_scenario(&o);
-	c = mgw_config_load(o.file, err, sizeof(err));
-	if (!c) {
-		fprintf(stderr, "%s\n", err);
-		return MGW_EXIT_USAGE;
-	}
-	if (!o.quiet)
-		summary(c);
-	mgw_config_free(c);
-	return MGW_EXIT_OK;
+	check = o.scenario ? ops->scenario : ops->config;
+	rc = check(o.file, o.quiet, err, sizeof(err));
+	return rc == 0 ? MGW_EXIT_OK : failed(rc, err);
 }

@@ -86,4 +86,12 @@ int mgw_load_parse_conn(const char *s, int *out);
  * pauses 50 ms..500 ms, 10 % 2 s..10 s).  Returns 0 or MGW_EINVAL. */
 int mgw_load_parse_think(const char *s, struct mgw_load_think *out);
 
+/* What `mcpgw check-config --scenario FILE` does: reads path the way
+ * `mcpgw load --scenario` does (the command line may still add targets, so
+ * only the file itself is checked) and prints "PATH: ok (load scenario)"
+ * on stdout unless quiet.  Returns 0, MGW_ENOMEM, or MGW_EINVAL with the
+ * message in err (see mgw_check_file_fn in core/config_cmd.h). */
+int mgw_load_scenario_check(const char *path, int quiet, char *err,
+                            size_t errlen);
+
 #endif

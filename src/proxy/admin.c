@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "core/config.h"
+#include "proxy/conf_serve.h"
 #include "core/errors.h"
 #include "proxy/admin.h"
 #include "proxy/stateful.h"

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "proxy/stateful-t.h"
 #include "proxy/upstream-t.h"
 

@@ -11,7 +11,7 @@
 #ifndef MGW_PROXY_HEADERS_UP_H
 #define MGW_PROXY_HEADERS_UP_H
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/headers-t.h"
 
 /* Builds in out (initialised by the caller) the list to send upstream

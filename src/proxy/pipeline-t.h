@@ -8,7 +8,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "proxy/errors-t.h"
 #include "proxy/route-t.h"
 #include "proxy/upstream-t.h"

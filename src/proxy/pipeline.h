@@ -22,7 +22,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/server.h"
 #include "proxy/pipeline-t.h"
 #include "proxy/route-t.h"

@@ -9,7 +9,7 @@
 
 #include <event2/buffer.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "http/client-t.h"
 #include "http/headers-t.h"
 #include "proxy/route-t.h"

@@ -39,7 +39,7 @@
 
 #include <jansson.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "mcp/jsonrpc.h"
 #include "proxy/repin-t.h"
 #include "proxy/upstream-t.h"

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/client-t.h"
 #include "proxy/upstream-t.h"
 

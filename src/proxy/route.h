@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/headers-t.h"
 #include "proxy/route-t.h"
 #include "proxy/upstream-t.h"

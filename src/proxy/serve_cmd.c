@@ -14,15 +14,13 @@
 #include <event2/thread.h>
 
 #include "core/commands.h"
-#include "core/config.h"
+#include "conf/config.h"
+#include "conf/cli_config.h"
 #include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "core/signals.h"
 #include "http/headers.h"
-#ifdef MGW_HAVE_REDIS
-#include "modules/redis_store/redis_store.h"
-#endif
 #include "net/serve_listeners.h"
 #include "proxy/pipeline.h"
 #include "proxy/health.h"
@@ -438,11 +436,6 @@ int mgw_serve_main(int argc, char **argv)
 	char err[1024];
 	int rc;
 
-	/* Optional session stores (modules/) register before any store is
-	 * made; a second registration is harmless. */
-#ifdef MGW_HAVE_REDIS
-	mgw_redis_store_register();
-#endif
 	rc = mgw_cli_server_begin(&serve_cmd, argc, argv, &f.srv, &f, &sv.cfg);
 	if (!sv.cfg)
 		return rc;

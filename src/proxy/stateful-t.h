@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "proxy/repin-t.h"
 #include "session/store-t.h"
 

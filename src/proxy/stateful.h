@@ -33,7 +33,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/headers-t.h"
 #include "http/server.h"
 #include "mcp/era.h"

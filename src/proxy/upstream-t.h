@@ -28,7 +28,7 @@
 
 #include <openssl/ssl.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/client-t.h"
 
 struct mgw_upstream_group;

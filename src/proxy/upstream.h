@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/config-t.h"
+#include "proxy/conf_serve-t.h"
 #include "http/client-t.h"
 #include "proxy/upstream-t.h"
 

@@ -19,7 +19,7 @@
 #include <event2/event.h>
 #include <openssl/ssl.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "proxy/route-t.h"
 #include "proxy/upstream-t.h"
 #include "proxy/worker-t.h"

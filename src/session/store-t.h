@@ -24,7 +24,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "session/session-t.h"
 
 struct mgw_session_store;

@@ -10,7 +10,7 @@
 
 #include <openssl/crypto.h>
 
-#include "core/config.h"
+#include "session/conf_sessions-t.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "session/session.h"

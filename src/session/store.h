@@ -27,7 +27,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "session/conf_sessions-t.h"
 #include "session/session-t.h"
 #include "session/store-t.h"
 #include "util/keyfile.h"

@@ -1,5 +1,6 @@
 /* config_fuzz.c - libFuzzer target for the configuration loader
- * (src/core/cfgtree.c, cfgschema.c, config.c): any byte string must load
+ * (src/core/cfgtree.c, cfgschema.c, config.c, and the mcpgw schema of
+ * src/conf/config.c with the modules' conf_*.c): any byte string must load
  * or fail without crashing, leaking or tripping a sanitizer; a failure must
  * be one line that names the file and a 1-based LINE:COLUMN (or the file
  * alone), and a success must hold the invariants the rest of mcpgw relies
@@ -11,20 +12,23 @@
  * Build (from the source tree, $B a configured build dir, see README.md):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE \
  *     -Isrc -I$B $(pkg-config --cflags libevent libnghttp2 openssl) \
- *     tests/fuzz/config_fuzz.c src/core/config.c src/core/cfgschema.c \
- *     src/core/cfgtree.c src/core/log.c \
+ *     tests/fuzz/config_fuzz.c src/conf/config.c src/core/config.c \
+ *     src/core/cfgschema.c src/core/cfgtree.c src/core/cfgcheck.c \
+ *     src/core/log.c src/backend/conf_backend.c src/proxy/conf_*.c \
+ *     src/session/conf_sessions.c \
  *     $(find src/util src/http src/net -name '*.c') \
  *     -o config_fuzz $(pkg-config --libs yaml-0.1 libevent \
  *     libevent_openssl libnghttp2 openssl) -lhttp_parser -lm
  *   ./config_fuzz -max_len=4096 CORPUS_COPY_OF_corpus/config
- * (src/http is needed only for mgw_http_limits_default.) */
+ * (src/http is needed for mgw_http_limits_default and the header-name
+ * checks.) */
 #include "autoconf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "util/url.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,7 +18,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "core/errors.h"
 #include "session/record_codec.h"
 #include "session/session.h"

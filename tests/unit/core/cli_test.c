@@ -16,8 +16,9 @@
 #include <cmocka.h>
 
 #include "../capture.h"
+#include "conf/cli_config.h"
 #include "core/cli.h"
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "core/log.h"
 

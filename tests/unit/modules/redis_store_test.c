@@ -24,7 +24,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "modules/redis_store/redis_store.h"

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "proxy/balancer.h"
 #include "proxy/upstream.h"
 

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "http/headers.h"
 #include "proxy/headers_up.h"
 

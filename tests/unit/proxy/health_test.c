@@ -24,7 +24,7 @@
 #include <event2/event.h>
 
 #include "../http/testsrv.h" /* ts_make_cert */
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/log.h"
 #include "http/headers.h"
 #include "http/server.h"

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "http/headers.h"
 #include "http/server.h"
 #include "proxy/errors.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "http/headers.h"
 #include "proxy/pool.h"

@@ -23,7 +23,7 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/client.h"

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "http/headers.h"
 #include "proxy/route.h"
 #include "proxy/upstream.h"

@@ -23,7 +23,7 @@
 
 #include "backend/backend.h"
 #include "backend/strmap.h"
-#include "core/config.h"
+#include "conf/config.h"
 #include "http/headers.h"
 #include "http/server.h"
 #include "proxy/errors.h"

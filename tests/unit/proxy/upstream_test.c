@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/log.h"
 #include "proxy/retry.h"
 #include "proxy/upstream.h"

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "session/session.h"
 #include "session/store.h"
 #include "harness.h"

@@ -9,7 +9,7 @@
 
 #include <event2/event.h>
 
-#include "core/config-t.h"
+#include "conf/config-t.h"
 #include "session/session-t.h"
 #include "session/store-t.h"
 

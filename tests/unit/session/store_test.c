@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 #include "session/session.h"
 #include "session/store.h"

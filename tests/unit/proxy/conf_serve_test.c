@@ -1,8 +1,10 @@
-/* config_serve_test.c - unit tests for the `mcpgw serve` part of
- * src/core/config.c: defaults, every key parsed, the default route, the
- * cross-checks with their exact FILE:LINE:COLUMN messages, the shipped
- * examples conf/serve.yaml (documented defaults) and serve-minimal.yaml,
- * the command-line helper mgw_config_serve_urls and the enum parsers. */
+/* conf_serve_test.c - unit tests for the `mcpgw serve` sections
+ * (src/proxy/conf_serve.c, conf_upstreams.c, conf_routes.c) loaded
+ * through the whole schema (src/conf/config.c): defaults, every key
+ * parsed, the default route, the cross-checks with their exact
+ * FILE:LINE:COLUMN messages, the shipped examples conf/serve.yaml
+ * (documented defaults) and serve-minimal.yaml, the command-line helper
+ * mgw_config_serve_urls and the enum parsers. */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -15,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 
 static char err[1024];

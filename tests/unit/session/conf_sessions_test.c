@@ -1,8 +1,10 @@
-/* config_sessions_test.c - unit tests for the stateful-mode part of
- * src/core/config.c: the "sessions:" section (defaults, every key, the
- * sealed store's smaller initialize limit and its cap, lost-session
- * statuses) and the routes' replay / session_store keys, with their exact
- * FILE:LINE:COLUMN messages; and the shipped conf/serve-stateful.yaml. */
+/* conf_sessions_test.c - unit tests for the stateful-mode sections,
+ * loaded through the whole schema (src/conf/config.c): "sessions:"
+ * (src/session/conf_sessions.c: defaults, every key, the sealed store's
+ * smaller initialize limit and its cap, lost-session statuses) and the
+ * routes' replay / session_store keys (src/proxy/conf_routes.c), with
+ * their exact FILE:LINE:COLUMN messages; and the shipped
+ * conf/serve-stateful.yaml. */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -16,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "core/config.h"
+#include "conf/config.h"
 #include "core/errors.h"
 
 static char err[1024];

@@ -1,0 +1,31 @@
+/* conf_backend-t.h - the "backend:" section of a configuration file:
+ * how the reference MCP server (`mcpgw backend`) behaves.  Part of the
+ * immutable snapshot (conf/config-t.h). */
+#ifndef MGW_BACKEND_CONF_BACKEND_T_H
+#define MGW_BACKEND_CONF_BACKEND_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum mgw_era_conf { MGW_ERA_LEGACY, MGW_ERA_MODERN, MGW_ERA_DUAL };
+enum mgw_state_conf { MGW_STATE_MEMORY, MGW_STATE_HMAC, MGW_STATE_REDIS };
+enum mgw_sse_conf { MGW_SSE_NEVER, MGW_SSE_ALWAYS };
+
+/* "backend:" section: the reference MCP server. */
+struct mgw_backend_conf {
+	enum mgw_era_conf era;          /* era: legacy|modern|dual (dual) */
+	enum mgw_state_conf state;      /* state: memory|hmac|redis (memory) */
+	char *redis_url;                /* redis: "redis://127.0.0.1:6379" */
+	char *key_file;                 /* key_file: HMAC key file (hmac) */
+	enum mgw_sse_conf sse;          /* sse: always|never (never) */
+	uint32_t delay_ms;              /* delay_ms: added to every answer (0) */
+	char *id;                       /* id: replica name (hostname:port) */
+	int lost_session_status;        /* lost_session_status: 404|400 (404) */
+	double session_idle_timeout;    /* session_idle_timeout (30m) */
+	size_t max_sessions;            /* max_sessions (100000) */
+	double keepalive_interval;      /* sse_keepalive (15s) */
+	double handle_ttl;              /* handle_ttl: hmac/redis expiry (1h) */
+	char *path;                     /* path: MCP endpoint ("/mcp") */
+};
+
+#endif

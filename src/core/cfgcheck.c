@@ -1,0 +1,111 @@
+/* cfgcheck.c - string checks shared by the configuration sections of
+ * several modules (see cfgcheck.h). */
+#include "autoconf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/cfgcheck.h"
+#include "util/parse.h"
+#include "util/redis_url.h"
+#include "util/url.h"
+
+int mgw_cfg_check_nonempty(const char *s, char *why, size_t whylen)
+{
+	if (*s)
+		return 0;
+	snprintf(why, whylen, "must not be empty");
+	return -1;
+}
+
+int mgw_cfg_check_word(const char *s, char *why, size_t whylen)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] <= 0x20 || s[i] >= 0x7f) {
+			snprintf(why, whylen, "must be visible ASCII without spaces");
+			return -1;
+		}
+	}
+	if (n >= 1 && n <= 128)
+		return 0;
+	snprintf(why, whylen, "must be 1 to 128 characters long");
+	return -1;
+}
+
+int mgw_cfg_check_path(const char *s, char *why, size_t whylen)
+{
+	if (s[0] != '/' || strlen(s) > 1024) {
+		snprintf(why, whylen, "must start with '/' (at most 1024 bytes)");
+		return -1;
+	}
+	for (; *s; s++) {
+		if (*s <= 0x20 || *s >= 0x7f || *s == '?' || *s == '#') {
+			snprintf(why, whylen,
+			         "must be visible ASCII without '?', '#' or spaces");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int mgw_cfg_check_hostport(const char *s, char *why, size_t whylen)
+{
+	char host[256];
+	uint16_t port;
+
+	if (mgw_parse_hostport(s, host, sizeof(host), &port) == 0)
+		return 0;
+	snprintf(why, whylen, "'%.60s' is not HOST:PORT, [IPV6]:PORT or :PORT",
+	         s);
+	return -1;
+}
+
+int mgw_cfg_check_url(const char *s, char *why, size_t whylen)
+{
+	struct mgw_url u;
+	char reason[64];
+
+	if (mgw_url_parse(s, &u, reason, sizeof(reason)) == 0)
+		return 0;
+	snprintf(why, whylen, "'%.60s' %.60s", s, reason);
+	return -1;
+}
+
+int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen)
+{
+	char err[256];
+
+	/* the connection's own parser, so that check-config finds what
+	 * serve would refuse (its message shows no password) */
+	if (mgw_redis_url_check(s, NULL, 0, err, sizeof(err)) == 0)
+		return 0;
+	snprintf(why, whylen, "%s", err);
+	return -1;
+}
+
+/* O_NONBLOCK: opening a FIFO must not hang the check (it then fails as
+ * "not a regular file"). */
+int mgw_cfg_check_file(const char *s, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd = open(s, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0) {
+		snprintf(why, whylen, "cannot read '%.100s': %s", s, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, whylen, "'%.100s' is not a regular file", s);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}

@@ -1,0 +1,34 @@
+/* cfgcheck.h - string checks (mgw_cfg_string_check) that sections of
+ * several modules share.  Each returns 0, or -1 with a short reason in why
+ * (the engine prefixes the position and key path). */
+#ifndef MGW_CORE_CFGCHECK_H
+#define MGW_CORE_CFGCHECK_H
+
+#include <stddef.h>
+
+/* Not the empty string. */
+int mgw_cfg_check_nonempty(const char *s, char *why, size_t whylen);
+
+/* One visible word of 1 to 128 bytes (ids and key prefixes end up in logs,
+ * tool results and Redis keys). */
+int mgw_cfg_check_word(const char *s, char *why, size_t whylen);
+
+/* A request path: starts with '/', at most 1024 bytes, visible ASCII
+ * without '?', '#' or spaces. */
+int mgw_cfg_check_path(const char *s, char *why, size_t whylen);
+
+/* "HOST:PORT", "[IPV6]:PORT" or ":PORT" (util/parse.h). */
+int mgw_cfg_check_hostport(const char *s, char *why, size_t whylen);
+
+/* An http:// or https:// URL as util/url.h parses it. */
+int mgw_cfg_check_url(const char *s, char *why, size_t whylen);
+
+/* A redis:// URL as the connection parses it (util/redis_url.h); the
+ * reason never shows a password. */
+int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen);
+
+/* A regular file that can be opened for reading now (key files, CA
+ * files): a typo fails check-config rather than the first request. */
+int mgw_cfg_check_file(const char *s, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,134 @@
+/* conf_serve-t.h - the keys of "mcpgw serve" in a configuration file:
+ * upstream groups (servers, health checks, outlier ejection), routes and
+ * the proxy-wide policy.  Part of the immutable snapshot
+ * (conf/config-t.h); filled only by the tables of conf_upstreams.c,
+ * conf_routes.c and conf_serve.c. */
+#ifndef MGW_PROXY_CONF_SERVE_T_H
+#define MGW_PROXY_CONF_SERVE_T_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "session/conf_sessions-t.h"
+
+enum mgw_mode_conf { MGW_MODE_STATELESS, MGW_MODE_STATEFUL, MGW_MODE_AUTO };
+/* Who may read GET /mcpgw/stats (admin.stats). */
+enum mgw_stats_access {
+	MGW_STATS_LOOPBACK, /* clients on a loopback address (default) */
+	MGW_STATS_ANY,      /* every client of every listener */
+	MGW_STATS_OFF,      /* nobody: the path is proxied like any other */
+};
+enum mgw_balancer_conf {
+	MGW_BAL_ROUND_ROBIN,   /* round_robin (weighted, smooth) */
+	MGW_BAL_LEAST_REQUEST, /* least_request (power of two choices) */
+	MGW_BAL_RANDOM,        /* random (weighted) */
+	MGW_BAL_HASH,          /* hash: consistent hash on hash_header */
+};
+enum mgw_upstream_proto_conf { MGW_UP_HTTP1, MGW_UP_H2C, MGW_UP_ALPN };
+enum mgw_probe_conf { MGW_PROBE_HTTP, MGW_PROBE_TCP };
+
+/* One replica: "servers: [{url, weight}]". */
+struct mgw_server_conf {
+	char *url;                 /* http://HOST[:PORT][/prefix] or https://...
+	                            * (see util/url.h); the prefix is put in
+	                            * front of the client's request target */
+	uint32_t weight;           /* 1..1000 (1) */
+};
+
+/* One extra request header: "headers: [{name, value}]". */
+struct mgw_header_conf {
+	char *name;                /* a header field name (token) */
+	char *value;               /* visible ASCII, spaces, tabs */
+};
+
+/* Active health check: "health:". */
+struct mgw_health_conf {
+	int enabled;               /* enabled (true) */
+	enum mgw_probe_conf type;  /* type: http|tcp (http) */
+	double interval;           /* interval (2s) */
+	double timeout;            /* timeout (1s) */
+	uint32_t rise;             /* rise: successes to mark up (2) */
+	uint32_t fall;             /* fall: failures to mark down (3) */
+	char *method;              /* method (POST) */
+	char *path;                /* path (NULL: the server URL's path prefix
+	                            * followed by "/mcp", i.e. where a client's
+	                            * /mcp request lands) */
+	char *body;                /* body (a modern server/discover request;
+	                            * "" when method is set to anything but
+	                            * POST and body is not given) */
+	struct mgw_header_conf *headers; /* headers: extra probe headers (none);
+	                            * the SEP-2243 headers mirrored from a
+	                            * JSON-RPC body are added by the prober */
+	size_t n_headers;
+	int expect_status;         /* expect_status (200) */
+};
+
+/* Passive outlier ejection: "outlier:". */
+struct mgw_outlier_conf {
+	uint32_t consecutive_connect_failures; /* (3); 0 disables */
+	uint32_t consecutive_5xx;              /* (5); 0 disables */
+	double base_ejection;                  /* base_ejection (5s), doubled per
+	                                        * repeated ejection */
+	double max_ejection;                   /* max_ejection (60s) */
+};
+
+/* One upstream group: "upstreams: [{...}]". */
+struct mgw_upstream_conf {
+	char *name;                /* name (required, unique) */
+	enum mgw_balancer_conf balancer; /* balancer (round_robin) */
+	char *hash_header;         /* hash_header (required for hash) */
+	enum mgw_upstream_proto_conf protocol; /* protocol: http1|h2c|alpn (http1) */
+	char *tls_ca_file;         /* tls.ca_file (system store when NULL) */
+	int tls_verify;            /* tls.verify (true) */
+	char *tls_sni;             /* tls.sni (the URL host when NULL) */
+	uint32_t max_connections;  /* per server (256) */
+	uint32_t max_idle;         /* idle keep-alive connections per server (256) */
+	struct mgw_server_conf *servers; /* servers (at least one) */
+	size_t n_servers;
+	struct mgw_health_conf health;
+	struct mgw_outlier_conf outlier;
+};
+
+/* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */
+struct mgw_route_conf {
+	char *match_path;          /* match.path: exact, or prefix when it ends
+	                            * with '*' (NULL = any) */
+	char *match_mcp_method;    /* match.mcp_method (NULL = any) */
+	char *match_mcp_name;      /* match.mcp_name, compared decoded (NULL = any) */
+	char *upstream;            /* upstream: group name (required) */
+	int validate_headers;      /* validate_headers (true): SEP-2243 checks
+	                            * on modern requests before any upstream */
+	uint32_t retries;          /* retries: extra attempts (2) */
+	double connect_timeout;    /* timeouts.connect (2s) */
+	double first_byte_timeout; /* timeouts.first_byte (30s) */
+	double idle_timeout;       /* timeouts.idle (60s; between response bytes) */
+	double total_timeout;      /* timeouts.total (0 = none) */
+	/* stateful mode (issue 4) */
+	int replay;                /* replay: safe|always (safe): whether a
+	                            * tools/call lost in flight is replayed
+	                            * after a re-pin (MGW_REPLAY_*) */
+	int session_store;         /* session_store: default|memory|sealed|
+	                            * redis (default = sessions.store);
+	                            * MGW_SESSION_STORE_* or -1 */
+};
+
+/* A route's replay key (stateful mode). */
+enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
+
+struct mgw_serve_conf {
+	enum mgw_mode_conf mode;   /* mode (stateless) */
+	uint32_t workers;          /* workers (0 = one per core) */
+	struct mgw_upstream_conf *upstreams;
+	size_t n_upstreams;
+	struct mgw_route_conf *routes; /* default: one route "*" to the first group */
+	size_t n_routes;
+	double retry_budget_ratio; /* retry_budget.ratio (0.2) of requests */
+	uint32_t retry_budget_min; /* retry_budget.min_per_second (10) */
+	int trust_forwarded;       /* forwarded.trust_client (false) */
+	int add_forwarded;         /* forwarded.add (true): Forwarded + X-Forwarded-For */
+	size_t max_json_depth;     /* mcp.max_json_depth (64) */
+	enum mgw_stats_access stats; /* admin.stats (loopback) */
+	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
+};
+
+#endif

@@ -1,0 +1,53 @@
+/* conf_serve.h - the section tables of "mcpgw serve" (conf_upstreams.c,
+ * conf_routes.c, conf_serve.c) and the parsers of their enumerations,
+ * which the command line shares. */
+#ifndef MGW_PROXY_CONF_SERVE_H
+#define MGW_PROXY_CONF_SERVE_H
+
+#include <stddef.h>
+
+#include "core/cfgschema-t.h"
+#include "proxy/conf_serve-t.h"
+
+/* The top-level keys of serve (mode, workers, upstreams, routes,
+ * retry_budget, forwarded, mcp, admin, sessions), relative to struct
+ * mgw_serve_conf; its check adds the default route. */
+extern const struct mgw_cfg_section mgw_serve_conf_section;
+
+/* One item of "upstreams:" (struct mgw_upstream_conf) and of its
+ * "servers:" (struct mgw_server_conf). */
+extern const struct mgw_cfg_section mgw_upstream_conf_section;
+extern const struct mgw_cfg_section mgw_server_conf_section;
+
+/* One item of "routes:" (struct mgw_route_conf). */
+extern const struct mgw_cfg_section mgw_route_conf_section;
+
+/* Group names appear in routes, logs ("group/host:port") and metrics:
+ * 1 to 64 letters, digits, '-', '_' or '.' (an mgw_cfg_string_check). */
+int mgw_conf_check_group_name(const char *s, char *why, size_t whylen);
+
+/* Without routes: one route, every path, to the first group (s has at
+ * least one).  Returns 0 or MGW_ENOMEM (s unchanged). */
+int mgw_serve_conf_default_route(struct mgw_serve_conf *s);
+
+/* Replaces the upstream groups and routes of s by one group "default"
+ * (round_robin, every other value at its default) holding urls (weight 1
+ * each) and one route sending every path to it; see
+ * mgw_config_serve_urls (conf/config.h). */
+int mgw_serve_conf_set_urls(struct mgw_serve_conf *s, const char *const *urls,
+                            size_t n_urls, char *err, size_t errlen);
+
+/* Parsers of the enumerations shared with command-line flags.
+ * Return 0 or MGW_EINVAL. */
+int mgw_config_parse_mode(const char *s, enum mgw_mode_conf *out);
+int mgw_config_parse_balancer(const char *s, enum mgw_balancer_conf *out);
+
+/* The spelling of each value as the parsers accept it (static strings). */
+const char *mgw_config_mode_name(enum mgw_mode_conf v);
+const char *mgw_config_balancer_name(enum mgw_balancer_conf v);
+
+/* The built-in default health-check body: a modern server/discover
+ * JSON-RPC request (protocol 2026-07-28, empty client capabilities). */
+extern const char mgw_config_default_probe_body[];
+
+#endif

@@ -1,0 +1,331 @@
+/* conf_upstreams.c - the "upstreams:" section: groups of servers, their
+ * balancer, protocol and TLS, active health checks and passive outlier
+ * ejection, with the checks that need several keys at once. */
+#include "autoconf.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cfgcheck.h"
+#include "core/cfgschema.h"
+#include "core/errors.h"
+#include "http/headers.h"
+#include "mcp/era.h"
+#include "proxy/conf_serve.h"
+#include "util/url.h"
+
+static const struct mgw_cfg_enum balancers[] = {
+	{"round_robin", MGW_BAL_ROUND_ROBIN},
+	{"least_request", MGW_BAL_LEAST_REQUEST},
+	{"random", MGW_BAL_RANDOM}, {"hash", MGW_BAL_HASH}, {NULL, 0},
+};
+static const struct mgw_cfg_enum up_protocols[] = {
+	{"http1", MGW_UP_HTTP1}, {"h2c", MGW_UP_H2C}, {"alpn", MGW_UP_ALPN},
+	{NULL, 0},
+};
+static const struct mgw_cfg_enum probe_types[] = {
+	{"http", MGW_PROBE_HTTP}, {"tcp", MGW_PROBE_TCP}, {NULL, 0},
+};
+
+/* The default active probe: what a modern client sends first.  The
+ * prober mirrors MCP-Protocol-Version and Mcp-Method from it. */
+const char mgw_config_default_probe_body[] =
+	"{\"jsonrpc\":\"2.0\",\"id\":\"mcpgw-health\","
+	"\"method\":\"server/discover\",\"params\":{\"_meta\":{"
+	"\"io.modelcontextprotocol/protocolVersion\":\"" MGW_MCP_MODERN_VERSION
+	"\",\"io.modelcontextprotocol/clientCapabilities\":{}}}}";
+
+/* ---- string checks ---- */
+
+/* A probe target may carry a query ("/healthz?full=1"). */
+static int check_probe_path(const char *s, char *why, size_t whylen)
+{
+	if (s[0] != '/' || strlen(s) > 1024) {
+		snprintf(why, whylen, "must start with '/' (at most 1024 bytes)");
+		return -1;
+	}
+	for (; *s; s++) {
+		if (*s <= 0x20 || *s >= 0x7f || *s == '#') {
+			snprintf(why, whylen,
+			         "must be visible ASCII without '#' or spaces");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Group names appear in routes, logs ("group/host:port") and metrics. */
+int mgw_conf_check_group_name(const char *s, char *why, size_t whylen)
+{
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+		      ch == '.')) {
+			snprintf(why, whylen,
+			         "must be letters, digits, '-', '_' or '.'");
+			return -1;
+		}
+	}
+	if (n >= 1 && n <= 64)
+		return 0;
+	snprintf(why, whylen, "must be 1 to 64 characters long");
+	return -1;
+}
+
+static int check_token(const char *s, char *why, size_t whylen)
+{
+	if (mgw_header_name_valid(s, strlen(s)) && strlen(s) <= 256)
+		return 0;
+	snprintf(why, whylen, "'%.60s' is not a valid header name / token", s);
+	return -1;
+}
+
+static int check_header_value(const char *s, char *why, size_t whylen)
+{
+	if (mgw_header_value_valid(s, strlen(s)) && strlen(s) <= 8192)
+		return 0;
+	snprintf(why, whylen, "must be visible ASCII, spaces or tabs");
+	return -1;
+}
+
+/* ---- sections ---- */
+
+static const struct mgw_cfg_field server_fields[] = {
+	{.key = "url", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_server_conf, url), .flags = MGW_CFG_REQUIRED,
+	 .check = mgw_cfg_check_url},
+	{.key = "weight", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_server_conf, weight), .min = 1, .max = 1000,
+	 .def = "1"},
+};
+const struct mgw_cfg_section mgw_server_conf_section = {
+	.size = sizeof(struct mgw_server_conf),
+	.fields = server_fields, .nfields = MGW_CFG_COUNT(server_fields),
+};
+
+static const struct mgw_cfg_field header_fields[] = {
+	{.key = "name", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_header_conf, name), .flags = MGW_CFG_REQUIRED,
+	 .check = check_token},
+	{.key = "value", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_header_conf, value), .flags = MGW_CFG_REQUIRED,
+	 .check = check_header_value},
+};
+static const struct mgw_cfg_section header_section = {
+	.size = sizeof(struct mgw_header_conf),
+	.fields = header_fields, .nfields = MGW_CFG_COUNT(header_fields),
+};
+
+static int check_health(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                        void *obj);
+
+#define H(member) MGW_CFG_AT(struct mgw_health_conf, member)
+static const struct mgw_cfg_field health_fields[] = {
+	{.key = "enabled", .type = MGW_CFG_BOOL, H(enabled), .def = "true"},
+	{.key = "type", .type = MGW_CFG_ENUM, H(type), .enums = probe_types,
+	 .def = "http"},
+	{.key = "interval", .type = MGW_CFG_DURATION, H(interval),
+	 .dmin = 0.01, .dmax = 3600, .def = "2s"},
+	{.key = "timeout", .type = MGW_CFG_DURATION, H(timeout),
+	 .dmin = 0.001, .dmax = 3600, .def = "1s"},
+	{.key = "rise", .type = MGW_CFG_INT, H(rise), .min = 1, .max = 1000,
+	 .def = "2"},
+	{.key = "fall", .type = MGW_CFG_INT, H(fall), .min = 1, .max = 1000,
+	 .def = "3"},
+	{.key = "method", .type = MGW_CFG_STRING, H(method), .def = "POST",
+	 .check = check_token},
+	{.key = "path", .type = MGW_CFG_STRING, H(path),
+	 .check = check_probe_path},
+	{.key = "body", .type = MGW_CFG_STRING, H(body),
+	 .def = mgw_config_default_probe_body},
+	{.key = "headers", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_health_conf, headers),
+	 .aux = offsetof(struct mgw_health_conf, n_headers),
+	 .sub = &header_section},
+	{.key = "expect_status", .type = MGW_CFG_INT, H(expect_status),
+	 .min = 100, .max = 599, .def = "200"},
+};
+#undef H
+static const struct mgw_cfg_section health_section = {
+	.size = sizeof(struct mgw_health_conf),
+	.fields = health_fields, .nfields = MGW_CFG_COUNT(health_fields),
+	.check = check_health,
+};
+
+static int check_outlier(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                         void *obj);
+
+#define O(member) MGW_CFG_AT(struct mgw_outlier_conf, member)
+static const struct mgw_cfg_field outlier_fields[] = {
+	{.key = "consecutive_connect_failures", .type = MGW_CFG_INT,
+	 O(consecutive_connect_failures), .min = 0, .max = 100000, .def = "3"},
+	{.key = "consecutive_5xx", .type = MGW_CFG_INT, O(consecutive_5xx),
+	 .min = 0, .max = 100000, .def = "5"},
+	{.key = "base_ejection", .type = MGW_CFG_DURATION, O(base_ejection),
+	 .dmin = 0.001, .dmax = 86400, .def = "5s"},
+	{.key = "max_ejection", .type = MGW_CFG_DURATION, O(max_ejection),
+	 .dmin = 0.001, .dmax = 86400, .def = "60s"},
+};
+#undef O
+static const struct mgw_cfg_section outlier_section = {
+	.size = sizeof(struct mgw_outlier_conf),
+	.fields = outlier_fields, .nfields = MGW_CFG_COUNT(outlier_fields),
+	.check = check_outlier,
+};
+
+#define U(member) MGW_CFG_AT(struct mgw_upstream_conf, member)
+/* "tls:" of a group stores into the group itself. */
+static const struct mgw_cfg_field up_tls_fields[] = {
+	{.key = "ca_file", .type = MGW_CFG_STRING, U(tls_ca_file),
+	 .check = mgw_cfg_check_file},
+	{.key = "verify", .type = MGW_CFG_BOOL, U(tls_verify), .def = "true"},
+	{.key = "sni", .type = MGW_CFG_STRING, U(tls_sni),
+	 .check = mgw_cfg_check_nonempty},
+};
+static const struct mgw_cfg_section up_tls_section = {
+	.size = sizeof(struct mgw_upstream_conf),
+	.fields = up_tls_fields, .nfields = MGW_CFG_COUNT(up_tls_fields),
+};
+
+static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                          void *obj);
+
+static const struct mgw_cfg_field upstream_fields[] = {
+	{.key = "name", .type = MGW_CFG_STRING, U(name),
+	 .flags = MGW_CFG_REQUIRED, .check = mgw_conf_check_group_name},
+	{.key = "balancer", .type = MGW_CFG_ENUM, U(balancer),
+	 .enums = balancers, .def = "round_robin"},
+	{.key = "hash_header", .type = MGW_CFG_STRING, U(hash_header),
+	 .check = check_token},
+	{.key = "protocol", .type = MGW_CFG_ENUM, U(protocol),
+	 .enums = up_protocols, .def = "http1"},
+	{.key = "tls", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &up_tls_section},
+	{.key = "max_connections", .type = MGW_CFG_INT, U(max_connections),
+	 .min = 1, .max = 1000000, .def = "256"},
+	{.key = "max_idle", .type = MGW_CFG_INT, U(max_idle),
+	 .min = 0, .max = 1000000, .def = "256"},
+	{.key = "servers", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_upstream_conf, servers),
+	 .aux = offsetof(struct mgw_upstream_conf, n_servers),
+	 .flags = MGW_CFG_REQUIRED, .sub = &mgw_server_conf_section},
+	{.key = "health", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_upstream_conf, health),
+	 .sub = &health_section},
+	{.key = "outlier", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_upstream_conf, outlier),
+	 .sub = &outlier_section},
+};
+#undef U
+const struct mgw_cfg_section mgw_upstream_conf_section = {
+	.size = sizeof(struct mgw_upstream_conf),
+	.fields = upstream_fields, .nfields = MGW_CFG_COUNT(upstream_fields),
+	.check = check_upstream,
+};
+
+/* ---- cross-field checks ---- */
+
+/* A probe body only makes sense with POST (or PUT...): a file that sets
+ * "method: GET" and no body means "no body", not the default POST one. */
+static int check_health(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                        void *obj)
+{
+	struct mgw_health_conf *h = obj;
+	char *empty;
+
+	if (mgw_cfg_scope_value(sc, "body") || strcmp(h->method, "POST") == 0)
+		return 0;
+	empty = strdup("");
+	if (!empty) {
+		mgw_cfg_fail(c, sc->map, NULL, "out of memory");
+		return MGW_ENOMEM;
+	}
+	free(h->body);
+	h->body = empty;
+	return 0;
+}
+
+static int check_outlier(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                         void *obj)
+{
+	const struct mgw_outlier_conf *o = obj;
+	const struct mgw_cfg_node *at = mgw_cfg_scope_value(sc, "max_ejection");
+
+	if (o->max_ejection >= o->base_ejection)
+		return 0;
+	if (at)
+		return mgw_cfg_fail(c, at, "max_ejection",
+		                    "must not be below base_ejection (%gs)",
+		                    o->base_ejection);
+	return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "base_ejection"),
+	                    "base_ejection",
+	                    "must not exceed max_ejection (%gs)", o->max_ejection);
+}
+
+/* https with HTTP/1.1 is HTTP/1.1 over TLS; alpn negotiates h2 or
+ * http/1.1 and therefore needs TLS; h2c is cleartext HTTP/2 by
+ * definition.  A group speaks one protocol, so these hold per server. */
+static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                          void *obj)
+{
+	const struct mgw_upstream_conf *u = obj;
+	const struct mgw_cfg_node *list = mgw_cfg_scope_value(sc, "servers");
+	const struct mgw_cfg_node *proto = mgw_cfg_scope_value(sc, "protocol");
+	char key[64];
+
+	if (u->balancer == MGW_BAL_HASH && !u->hash_header)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "balancer"),
+		                    "balancer", "hash needs hash_header");
+	if (u->n_servers == 0)
+		return mgw_cfg_fail(c, list, "servers",
+		                    "must list at least one server");
+	for (size_t i = 0; i < u->n_servers; i++) {
+		struct mgw_url url;
+		const struct mgw_cfg_node *at =
+			mgw_cfg_map_value(list->kids[i], "url");
+
+		if (mgw_url_parse(u->servers[i].url, &url, NULL, 0) != 0)
+			continue; /* cannot happen: mgw_cfg_check_url passed */
+		snprintf(key, sizeof(key), "servers[%zu].url", i);
+		if (url.tls && u->protocol == MGW_UP_H2C)
+			return mgw_cfg_fail(c, proto ? proto : at,
+			                    proto ? "protocol" : key,
+			                    "h2c is cleartext HTTP/2 but servers[%zu] "
+			                    "is https (use alpn for HTTP/2 over TLS)", i);
+		if (!url.tls && u->protocol == MGW_UP_ALPN)
+			return mgw_cfg_fail(c, proto ? proto : at,
+			                    proto ? "protocol" : key,
+			                    "alpn needs https but servers[%zu] is "
+			                    "http (use h2c or http1)", i);
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(u->servers[i].url, u->servers[j].url) != 0)
+				continue;
+			return mgw_cfg_fail(c, at, key, "same URL as servers[%zu]",
+			                    j);
+		}
+	}
+	return 0;
+}
+
+/* ---- enumerations ---- */
+
+int mgw_config_parse_balancer(const char *s, enum mgw_balancer_conf *out)
+{
+	int v;
+
+	if (mgw_cfg_enum_lookup(balancers, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_balancer_conf)v;
+	return 0;
+}
+
+const char *mgw_config_balancer_name(enum mgw_balancer_conf v)
+{
+	return mgw_cfg_enum_name(balancers, (int)v);
+}
