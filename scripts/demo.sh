@@ -26,13 +26,15 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-start() { # start NAME ARGS... -> prints HOST:PORT
-	local name=$1; shift
+start() { # start NAME VAR ARGS... -> VAR=HOST:PORT
+	# not in a command substitution: the PID must reach this shell's
+	# cleanup list (a subshell's pids+= is lost, and the replica with it)
+	local name=$1 var=$2 l; shift 2
 	"$MCPGW" backend --listen 127.0.0.1:0 --id "$name" "$@" >"$work/$name.out" 2>"$work/$name.err" &
 	pids+=($!)
 	for _ in $(seq 100); do
 		if read -r l <"$work/$name.out" 2>/dev/null && [ -n "${l:-}" ]; then
-			echo "${l#listening on }"; return 0; fi
+			printf -v "$var" '%s' "${l#listening on }"; return 0; fi
 		sleep 0.05
 	done
 	echo "demo: $name did not start" >&2; cat "$work/$name.err" >&2; return 1
@@ -46,8 +48,8 @@ post() { # post URL BODY [HEADER...] -> status line + body
 }
 
 printf '%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n' | sed 's/^/demo /')" >"$work/key"
-A=$(start replica-a --era dual --state hmac --key-file "$work/key")
-B=$(start replica-b --era dual --state hmac --key-file "$work/key")
+start replica-a A --era dual --state hmac --key-file "$work/key"
+start replica-b B --era dual --state hmac --key-file "$work/key"
 echo "== two replicas of 'mcpgw backend': A=$A B=$B"
 
 echo
