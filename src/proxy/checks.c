@@ -11,6 +11,7 @@
 /* The order of the checks.  Authentication, Origin checks and rate
  * limits join here. */
 static const struct mgw_check *const table[] = {
+	&mgw_check_health,
 	&mgw_check_admin,
 	&mgw_check_unreadable,
 	&mgw_check_endpoint,

@@ -31,6 +31,7 @@ struct mgw_check {
 	enum mgw_check_verdict (*run)(struct mgw_txn *t);
 };
 
+extern const struct mgw_check mgw_check_health;    /* check_health.c */
 extern const struct mgw_check mgw_check_admin;     /* check_admin.c */
 extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
 extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */

@@ -15,6 +15,7 @@
 
 struct mgw_upool;
 struct mgw_sf;
+struct mgw_liveness;
 
 /* Counters of one worker (only grow; read from the worker's thread or
  * after it stopped). */
@@ -41,6 +42,9 @@ struct mgw_pipeline {
 	                                      * state (modes stateful and
 	                                      * auto), or NULL */
 	size_t live;                         /* transactions in progress */
+	struct mgw_liveness *live_beats;     /* borrowed: every worker's loop
+	                                      * stamps, or NULL (then only
+	                                      * this loop answering counts) */
 	struct mgw_pipeline_stats st;
 };
 

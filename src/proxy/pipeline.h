@@ -7,8 +7,9 @@
  *   2. era: modern (2026-07-28) or legacy, from headers and body;
  *   3. handler: stateful (mode stateful or auto, and mgw_sf_claims) or
  *      stateless (handler.h);
- *   4. request checks (checks.h, phase REQUEST): the admin endpoint, an
- *      unreadable sessionless body, the stateless MCP endpoint's 405;
+ *   4. request checks (checks.h, phase REQUEST): the gateway's health
+ *      endpoints, the admin endpoint, an unreadable sessionless body, the
+ *      stateless MCP endpoint's 405;
  *   5. route (route.h): no route is -32001's sibling 404 "no route";
  *   6. routed checks (phase ROUTED): SEP-2243 header validation;
  *   7. the handler's start: upstream attempts (pool.h), the answer
@@ -32,6 +33,9 @@
 /* The path of the gateway's own statistics page (JSON, GET only); see
  * doc/serve.md and admin.stats. */
 #define MGW_PROXY_STATS_PATH "/mcpgw/stats"
+/* The gateway's own liveness and readiness (check_health.c). */
+#define MGW_PROXY_HEALTHZ_PATH "/mcpgw/healthz"
+#define MGW_PROXY_READYZ_PATH "/mcpgw/readyz"
 
 /* Creates the pipeline of one worker on base with its upstream pool
  * (pool.h; seed 0 = random picks).  conf, routes and ups must outlive it.

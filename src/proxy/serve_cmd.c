@@ -22,12 +22,14 @@
 #include "core/signals.h"
 #include "http/headers.h"
 #include "net/serve_listeners.h"
+#include "proxy/liveness.h"
 #include "proxy/pipeline.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
 #include "proxy/stateful.h"
 #include "proxy/upstream.h"
 #include "proxy/worker.h"
+#include "util/time.h"
 #include "util/parse.h"
 #include "util/url.h"
 
@@ -280,6 +282,7 @@ struct serve {
 	struct mgw_sf_shared *sf;       /* stateful and auto modes */
 	struct mgw_worker **workers;
 	unsigned n_workers;
+	struct mgw_liveness *live;      /* the workers' loop stamps */
 	struct event *exited_ev;
 	int stopping;
 	int failed;                     /* a worker ended on its own */
@@ -449,7 +452,8 @@ int mgw_serve_main(int argc, char **argv)
 	sv.n_workers = sv.cfg->serve.workers ? sv.cfg->serve.workers
 	                                     : default_workers();
 	sv.workers = calloc(sv.n_workers, sizeof(*sv.workers));
-	if (!sv.workers)
+	sv.live = mgw_liveness_new(sv.n_workers, mgw_now_ms());
+	if (!sv.workers || !sv.live)
 		goto out;
 	for (unsigned i = 0; i < sv.n_workers; i++) {
 		sv.workers[i] = mgw_worker_new(i, sv.cfg, sv.routes, sv.ups,
@@ -459,6 +463,8 @@ int mgw_serve_main(int argc, char **argv)
 			fprintf(stderr, "mcpgw serve: %s\n", err);
 			goto out;
 		}
+		if (mgw_worker_set_liveness(sv.workers[i], sv.live) != 0)
+			goto out;
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
@@ -514,6 +520,7 @@ out:
 			mgw_worker_free(sv.workers[i]);
 		free(sv.workers);
 	}
+	mgw_liveness_free(sv.live);
 	/* the stores after every view (the workers') is gone */
 	mgw_sf_shared_free(sv.sf);
 	if (sv.exited_ev)

@@ -141,6 +141,15 @@ void mgw_txn_respond(struct mgw_txn *t, int status,
 	mgw_txn_free(t);
 }
 
+void mgw_txn_respond_typed(struct mgw_txn *t, int status, const char *ctype,
+                           const void *body, size_t n)
+{
+	mgw_txn_access_log(t, status);
+	mgw_http_respond(t->x, status, NULL, ctype, body, n);
+	t->x = NULL;
+	mgw_txn_free(t);
+}
+
 void mgw_txn_reply(struct mgw_txn *t, struct mgw_proxy_reply *r,
                    const struct mgw_headers *extra)
 {

@@ -41,6 +41,9 @@ void mgw_txn_note_why(struct mgw_txn *t, const char *what);
 /* Answers status with headers h (may be NULL) and body, logs, frees t. */
 void mgw_txn_respond(struct mgw_txn *t, int status,
                      const struct mgw_headers *h, const void *body, size_t n);
+/* The same with the body's Content-Type (a static string). */
+void mgw_txn_respond_typed(struct mgw_txn *t, int status, const char *ctype,
+                           const void *body, size_t n);
 /* Answers a prepared reply (with extra headers, may be NULL), frees t. */
 void mgw_txn_reply(struct mgw_txn *t, struct mgw_proxy_reply *r,
                    const struct mgw_headers *extra);

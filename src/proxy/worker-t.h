@@ -17,6 +17,7 @@ struct mgw_worker {
 	struct mgw_http_server *http;   /* owned: listeners and connections */
 	struct mgw_pipeline *pl;        /* owned: the request pipeline */
 	struct event *stop_ev;          /* activated by the main thread */
+	struct event *beat_ev;          /* stamps the liveness slot */
 	struct event *exited_ev;        /* the main loop's "a worker ended"
 	                                 * event (not owned) */
 	double shutdown_timeout;        /* seconds in-flight requests get */

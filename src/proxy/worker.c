@@ -13,8 +13,10 @@
 #include "core/log.h"
 #include "net/listener.h"
 #include "proxy/errors.h"
+#include "proxy/liveness.h"
 #include "proxy/pipeline.h"
 #include "proxy/worker.h"
+#include "util/time.h"
 
 static void on_shutdown_done(void *arg)
 {
@@ -140,6 +142,28 @@ void mgw_worker_join(struct mgw_worker *w)
 	w->started = 0;
 }
 
+/* Stamps this worker's liveness slot: the loop is turning. */
+static void on_beat(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_worker *w = arg;
+
+	(void)fd;
+	(void)what;
+	mgw_liveness_beat(w->pl->live_beats, w->index, mgw_now_ms());
+}
+
+int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
+{
+	struct timeval tv = {MGW_LIVENESS_BEAT_MS / 1000,
+	                     (MGW_LIVENESS_BEAT_MS % 1000) * 1000};
+
+	w->pl->live_beats = l;
+	w->beat_ev = event_new(w->base, -1, EV_PERSIST, on_beat, w);
+	if (!w->beat_ev || event_add(w->beat_ev, &tv) != 0)
+		return MGW_ENOMEM;
+	return 0;
+}
+
 void mgw_worker_free(struct mgw_worker *w)
 {
 	if (!w)
@@ -150,6 +174,8 @@ void mgw_worker_free(struct mgw_worker *w)
 	mgw_pipeline_free(w->pl);
 	if (w->stop_ev)
 		event_free(w->stop_ev);
+	if (w->beat_ev)
+		event_free(w->beat_ev);
 	if (w->base)
 		event_base_free(w->base);
 	free(w);

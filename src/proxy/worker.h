@@ -40,6 +40,12 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 int mgw_worker_listen(struct mgw_worker *w, const char *address, SSL_CTX *tls,
                       int reuseport, char *bound, size_t boundlen);
 
+/* Makes the worker stamp slot w->index of l every MGW_LIVENESS_BEAT_MS
+ * from its loop, and its pipeline answer /mcpgw/healthz from l.  Main
+ * thread, before the worker starts; l outlives it.  0 or MGW_ENOMEM. */
+struct mgw_liveness;
+int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */

@@ -1,6 +1,7 @@
 /* checks_test.c - unit tests for the request checks' pure parts
  * (src/proxy/checks.c, check_*.c): the table's order and phases, and the
- * "GET/DELETE on the MCP endpoint" test of check_endpoint.c.  Each
+ * "GET/DELETE on the MCP endpoint" test of check_endpoint.c, and the
+ * worker loop stamps behind /mcpgw/healthz (liveness.c).  Each
  * check's answers are covered by the integration tests (serve_validate.sh,
  * serve_balance.sh, stateful_pin.sh). */
 #include "autoconf.h"
@@ -16,6 +17,7 @@
 #include "http/headers.h"
 #include "proxy/checks.h"
 #include "proxy/handler.h"
+#include "proxy/liveness.h"
 
 static void add(struct mgw_headers *h, const char *n, const char *v)
 {
@@ -67,9 +69,12 @@ static void test_table_order(void **state)
 
 	(void)state;
 	t = mgw_checks_table(&n);
-	assert_int_equal(n, 4);
-	assert_string_equal(t[0]->name, "admin");
+	assert_int_equal(n, 5);
+	/* the gateway's own endpoints first: they answer whatever the mode */
+	assert_string_equal(t[0]->name, "health");
 	assert_int_equal(t[0]->handlers, MGW_H_ALL);
+	assert_string_equal(t[1]->name, "admin");
+	assert_int_equal(t[1]->handlers, MGW_H_ALL);
 	assert_string_equal(t[n - 1]->name, "sep2243");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 1]->handlers, MGW_H_STATELESS);
@@ -87,11 +92,37 @@ static void test_table_order(void **state)
 			assert_int_equal(t[i]->handlers, MGW_H_STATELESS);
 }
 
+static void test_liveness(void **state)
+{
+	struct mgw_liveness *l = mgw_liveness_new(3, 1000);
+	size_t first = 99;
+
+	(void)state;
+	assert_non_null(l);
+	assert_int_equal(mgw_liveness_stale(l, 1000 + MGW_LIVENESS_STALE_MS, &first), 0);
+	mgw_liveness_beat(l, 0, 7000);
+	mgw_liveness_beat(l, 2, 7000);
+	/* worker 1 stamped nothing since 1000 */
+	assert_int_equal(mgw_liveness_stale(l, 7000, &first), 1);
+	assert_int_equal(first, 1);
+	mgw_liveness_beat(l, 1, 7000);
+	assert_int_equal(mgw_liveness_stale(l, 7001, &first), 0);
+	/* every one stuck: counted, the first named */
+	assert_int_equal(mgw_liveness_stale(l, 7001 + MGW_LIVENESS_STALE_MS, &first), 3);
+	assert_int_equal(first, 0);
+	/* out-of-range slots are ignored; NULL means nothing to check */
+	mgw_liveness_beat(l, 3, 1);
+	assert_int_equal(mgw_liveness_stale(NULL, 1, &first), 0);
+	mgw_liveness_free(l);
+	mgw_liveness_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mcp_endpoint),
 		cmocka_unit_test(test_table_order),
+		cmocka_unit_test(test_liveness),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,8 @@
  *   - a large one and an SSE one stream (chunked), intact;
  *   - GET /mcp in stateless mode is answered 405 by its check, and the
  *     admin check answers GET /mcpgw/stats from loopback;
+ *   - /mcpgw/healthz and /mcpgw/readyz are the gateway's own, readyz 503
+ *     once no server of the route's group is available;
  *   - a first server refusing connections costs one retry on the other;
  *   - no server at all: the JSON-RPC error carries the request's id;
  *   - every transaction ends (live back to 0) and is counted. */
@@ -203,6 +205,39 @@ static void test_checks_answer(void **state)
 	stop(&f);
 }
 
+static void test_health_endpoints(void **state)
+{
+	struct fx f;
+	struct resp r;
+	struct mgw_upstream_group *g;
+	int handled;
+
+	(void)state;
+	start(&f, 0);
+	handled = f.up.handled;
+	ask(&f, "GET " MGW_PROXY_HEALTHZ_PATH " HTTP/1.1\r\nHost: gw.test\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "\"status\":\"ok\""));
+	resp_free(&r);
+	ask(&f, "GET " MGW_PROXY_READYZ_PATH " HTTP/1.1\r\nHost: gw.test\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	g = &f.ups->groups[0];
+	for (size_t i = 0; i < g->n_servers; i++)
+		mgw_upstream_set_health(&g->servers[i], 0);
+	ask(&f, "GET " MGW_PROXY_READYZ_PATH " HTTP/1.1\r\nHost: gw.test\r\n\r\n", &r);
+	assert_int_equal(r.status, 503);
+	assert_non_null(strstr(r.body, "no server available in upstream group g"));
+	resp_free(&r);
+	/* liveness does not depend on the upstreams */
+	ask(&f, "GET " MGW_PROXY_HEALTHZ_PATH " HTTP/1.1\r\nHost: gw.test\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	/* never forwarded */
+	assert_int_equal(f.up.handled, handled);
+	stop(&f);
+}
+
 static void test_retry_on_refused(void **state)
 {
 	struct fx f;
@@ -247,6 +282,7 @@ int main(void)
 		cmocka_unit_test(test_collected_answer),
 		cmocka_unit_test(test_streamed_answers),
 		cmocka_unit_test(test_checks_answer),
+		cmocka_unit_test(test_health_endpoints),
 		cmocka_unit_test(test_retry_on_refused),
 		cmocka_unit_test(test_no_server_error_has_id),
 	};
