@@ -120,10 +120,7 @@ struct mgw_be_stream *mgw_be_stream_open(struct mgw_backend *be,
 		mgw_headers_deinit(&h);
 		return NULL;
 	}
-	if (hdrs)
-		for (size_t i = 0; i < hdrs->n; i++)
-			mgw_headers_add(&h, hdrs->v[i].name, hdrs->v[i].name_len,
-			                hdrs->v[i].value, hdrs->v[i].value_len);
+	(void)mgw_headers_add_all(&h, hdrs); /* best effort, as before */
 	mgw_be_sse_headers(&h);
 	if (!st || !(st->keepalive = event_new(be->base, -1, EV_PERSIST,
 	                                       on_keepalive, st))) {

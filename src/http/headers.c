@@ -89,6 +89,15 @@ int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value)
 	return mgw_headers_add(h, name, strlen(name), value, strlen(value));
 }
 
+int mgw_headers_add_all(struct mgw_headers *dst, const struct mgw_headers *src)
+{
+	for (size_t i = 0; src && i < src->n; i++)
+		if (mgw_headers_add(dst, src->v[i].name, src->v[i].name_len,
+		                    src->v[i].value, src->v[i].value_len) != 0)
+			return MGW_ENOMEM;
+	return 0;
+}
+
 int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
                               const char *add, size_t alen)
 {

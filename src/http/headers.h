@@ -13,6 +13,9 @@ int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
                     const char *value, size_t vlen);
 /* Convenience for NUL-terminated strings. */
 int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value);
+/* Appends a copy of every field of src (NULL: none), in order.  Returns 0
+ * or MGW_ENOMEM (dst then holds a prefix of them). */
+int mgw_headers_add_all(struct mgw_headers *dst, const struct mgw_headers *src);
 
 /* First value of name (case-insensitive) or NULL. */
 const char *mgw_headers_get(const struct mgw_headers *h, const char *name);

@@ -286,15 +286,6 @@ void mgw_relay_drain(struct mgw_txn *t)
 
 /* ---- the head ------------------------------------------------------------- */
 
-static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
-{
-	for (size_t i = 0; i < src->n; i++)
-		if (mgw_headers_add(dst, src->v[i].name, src->v[i].name_len,
-		                    src->v[i].value, src->v[i].value_len) != 0)
-			return MGW_ENOMEM;
-	return 0;
-}
-
 static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
                         unsigned flags, uint32_t tag)
 {
@@ -338,7 +329,7 @@ int mgw_relay_begin(struct mgw_txn *t, const struct mgw_headers *h,
 		rl->expect_len = len;
 		mgw_headers_deinit(&rl->hdrs);
 		mgw_headers_init(&rl->hdrs);
-		if (copy_headers(&rl->hdrs, h) != 0)
+		if (mgw_headers_add_all(&rl->hdrs, h) != 0)
 			goto nomem;
 		return 0;
 	}

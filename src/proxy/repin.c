@@ -410,15 +410,6 @@ static void next_attempt(struct mgw_repin_run *r);
 
 /* ---- upstream requests of a run ---------------------------------------- */
 
-static int add_creds(struct mgw_headers *h, const struct mgw_headers *creds)
-{
-	for (size_t i = 0; creds && i < creds->n; i++)
-		if (mgw_headers_add(h, creds->v[i].name, creds->v[i].name_len,
-		                    creds->v[i].value, creds->v[i].value_len) != 0)
-			return MGW_ENOMEM;
-	return 0;
-}
-
 /* The headers of a replayed message: JSON in, JSON or SSE out, the
  * client's stored replay headers (initialize) or the negotiated version
  * and the new upstream session (notifications/initialized), then the
@@ -443,7 +434,7 @@ static int replay_headers(struct mgw_headers *h, const struct mgw_repin_run *r,
 		if (r->new_sid && mgw_headers_adds(h, "Mcp-Session-Id", r->new_sid) != 0)
 			return MGW_ENOMEM;
 	}
-	return add_creds(h, &r->creds);
+	return mgw_headers_add_all(h, &r->creds);
 }
 
 static void on_run_head(struct mgw_client_req *q, int status,
@@ -906,7 +897,7 @@ int mgw_repin_join(struct mgw_repin_map *m, const struct mgw_repin_params *p,
 	r->hard = calloc(g->n_servers + 2, sizeof(*r->hard));
 	r->body = evbuffer_new();
 	if (!r->id || !r->target || (p->authority && !r->authority) ||
-	    !r->hard || !r->body || add_creds(&r->creds, p->creds) != 0) {
+	    !r->hard || !r->body || mgw_headers_add_all(&r->creds, p->creds) != 0) {
 		run_free(r);
 		return MGW_ENOMEM;
 	}
@@ -1018,7 +1009,7 @@ int mgw_repin_end_upstream(struct mgw_repin_map *m,
 		return MGW_ENOMEM;
 	mgw_headers_init(&h);
 	if (mgw_headers_adds(&h, "Mcp-Session-Id", sid) == 0 &&
-	    add_creds(&h, creds) == 0) {
+	    mgw_headers_add_all(&h, creds) == 0) {
 		memset(&spec, 0, sizeof(spec));
 		spec.method = "DELETE";
 		spec.target = target;

@@ -50,6 +50,30 @@ static void test_add_get_count_remove(void **state)
 	assert_null(mgw_headers_get(&h, "bin"));
 }
 
+static void test_add_all(void **state)
+{
+	struct mgw_headers a, b;
+
+	(void)state;
+	mgw_headers_init(&a);
+	mgw_headers_init(&b);
+	assert_int_equal(mgw_headers_adds(&a, "X-One", "1"), 0);
+	assert_int_equal(mgw_headers_adds(&a, "x-two", ""), 0);
+	assert_int_equal(mgw_headers_adds(&b, "First", "0"), 0);
+	assert_int_equal(mgw_headers_add_all(&b, &a), 0);
+	assert_int_equal(mgw_headers_add_all(&b, NULL), 0);
+	assert_int_equal(b.n, 3);
+	assert_string_equal(b.v[0].name, "First");
+	assert_string_equal(b.v[1].name, "X-One");
+	assert_string_equal(b.v[1].value, "1");
+	assert_string_equal(b.v[2].name, "x-two");
+	assert_int_equal(b.v[2].value_len, 0);
+	/* copies, not references */
+	mgw_headers_deinit(&a);
+	assert_string_equal(mgw_headers_get(&b, "x-one"), "1");
+	mgw_headers_deinit(&b);
+}
+
 static void test_append_value(void **state)
 {
 	struct mgw_headers h;
@@ -190,6 +214,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_get_count_remove),
+		cmocka_unit_test(test_add_all),
 		cmocka_unit_test(test_append_value),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_header_is),
