@@ -182,12 +182,8 @@ void mgw_sf_reset_answer(struct mgw_sf_req *q)
  * client's, a Last-Event-ID only if it was issued under the current pin. */
 static int attempt_headers(struct mgw_sf_req *q, struct mgw_headers *h)
 {
-	const struct mgw_headers *base = &q->t->hdrs;
-
-	for (size_t i = 0; i < base->n; i++)
-		if (mgw_headers_add(h, base->v[i].name, base->v[i].name_len,
-		                    base->v[i].value, base->v[i].value_len) != 0)
-			return MGW_ENOMEM;
+	if (mgw_headers_add_all(h, &q->t->hdrs) != 0)
+		return MGW_ENOMEM;
 	if (q->rec && q->rec->upstream_sid &&
 	    mgw_headers_adds(h, "Mcp-Session-Id", q->rec->upstream_sid) != 0)
 		return MGW_ENOMEM;
@@ -311,26 +307,12 @@ void mgw_sf_go_pinned(struct mgw_sf_req *q)
 static void start_init(struct mgw_sf_req *q, enum mgw_upool_budget budget,
                        enum mgw_proxy_error why_last, const char *detail)
 {
-	struct mgw_txn *t = q->t;
-	const struct mgw_upstream_group *g = t->route->group;
-	struct mgw_upstream_server *s;
-	enum mgw_upstream_next v;
-	char msg[160];
+	/* no hash key: an initialize has no session to keep together yet */
+	struct mgw_upstream_server *s =
+		mgw_txn_next_server(q->t, NULL, 0, budget, why_last, detail);
 
-	v = mgw_upool_next(t->pl->pool, g, NULL, 0, &t->tried, budget,
-	                   mgw_now_ms(), &s);
-	if (v != MGW_NEXT_OK) {
-		mgw_sf_fail(q, mgw_proxy_next_error(v, g->name, why_last, &detail,
-		                                    msg, sizeof(msg), &t->note),
-		            detail);
-		return;
-	}
-	if (mgw_sf_send(q, s) != 0)
-		return;
-	if (budget == MGW_UPOOL_RETRY) {
-		t->retries++;
-		t->pl->st.retries++;
-	}
+	if (s && mgw_sf_send(q, s) == 0 && budget == MGW_UPOOL_RETRY)
+		mgw_txn_count_retry(q->t);
 }
 
 /* ---- upstream events ------------------------------------------------------ */
@@ -341,11 +323,7 @@ static int keep_head(struct mgw_sf_req *q, enum sf_mode mode,
 	q->mode = mode;
 	if (!(q->held = evbuffer_new()))
 		return MGW_ENOMEM;
-	for (size_t i = 0; i < h->n; i++)
-		if (mgw_headers_add(&q->resp_hdrs, h->v[i].name, h->v[i].name_len,
-		                    h->v[i].value, h->v[i].value_len) != 0)
-			return MGW_ENOMEM;
-	return 0;
+	return mgw_headers_add_all(&q->resp_hdrs, h);
 }
 
 static void on_head(struct mgw_txn *t, int status, const struct mgw_headers *h)

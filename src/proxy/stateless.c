@@ -27,31 +27,20 @@
 static void attempt(struct mgw_txn *t, enum mgw_upool_budget budget,
                     enum mgw_proxy_error why_last, const char *detail)
 {
-	const struct mgw_upstream_group *g = t->route->group;
 	struct mgw_upstream_server *s;
-	enum mgw_upstream_next v;
 	const char *key;
 	size_t keylen;
-	char msg[200];
 	int rc;
 
 	for (;;) {
 		key = mgw_txn_hash_key(t, &keylen);
-		v = mgw_upool_next(t->pl->pool, g, key, keylen, &t->tried, budget,
-		                   mgw_now_ms(), &s);
-		if (v != MGW_NEXT_OK) {
-			mgw_txn_fail(t, mgw_proxy_next_error(v, g->name, why_last,
-			                                     &detail, msg, sizeof(msg),
-			                                     &t->note),
-			             detail);
+		s = mgw_txn_next_server(t, key, keylen, budget, why_last, detail);
+		if (!s)
 			return;
-		}
 		rc = mgw_txn_send(t, s, &t->hdrs);
 		if (rc == 0) {
-			if (budget == MGW_UPOOL_RETRY) {
-				t->retries++;
-				t->pl->st.retries++;
-			}
+			if (budget == MGW_UPOOL_RETRY)
+				mgw_txn_count_retry(t);
 			return;
 		}
 		if (rc == MGW_ETIMEDOUT) {

@@ -295,6 +295,31 @@ const char *mgw_txn_hash_key(const struct mgw_txn *t, size_t *len)
 	return v;
 }
 
+struct mgw_upstream_server *mgw_txn_next_server(struct mgw_txn *t,
+	const char *key, size_t keylen, enum mgw_upool_budget budget,
+	enum mgw_proxy_error why_last, const char *detail)
+{
+	const struct mgw_upstream_group *g = t->route->group;
+	struct mgw_upstream_server *s = NULL;
+	enum mgw_upstream_next v;
+	char msg[200];
+
+	v = mgw_upool_next(t->pl->pool, g, key, keylen, &t->tried, budget,
+	                   mgw_now_ms(), &s);
+	if (v == MGW_NEXT_OK)
+		return s;
+	mgw_txn_fail(t, mgw_proxy_next_error(v, g->name, why_last, &detail, msg,
+	                                     sizeof(msg), &t->note),
+	             detail);
+	return NULL;
+}
+
+void mgw_txn_count_retry(struct mgw_txn *t)
+{
+	t->retries++;
+	t->pl->st.retries++;
+}
+
 int mgw_txn_send(struct mgw_txn *t, struct mgw_upstream_server *s,
                  const struct mgw_headers *h)
 {

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "http/headers-t.h"
 #include "proxy/errors-t.h"
+#include "proxy/pool.h"
 #include "proxy/txn-t.h"
 #include "proxy/upstream-t.h"
 
@@ -58,6 +59,19 @@ void mgw_txn_watch_client(struct mgw_txn *t);
 /* The value of the route's group hash_header in the request (NULL when
  * absent or the group does not hash). */
 const char *mgw_txn_hash_key(const struct mgw_txn *t, size_t *len);
+
+/* The next server for t's route: the group's balancer (key/keylen: the
+ * hash_header value, may be NULL) among those t has not tried, a
+ * MGW_UPOOL_RETRY choice asking the retry budget.  NULL when there is
+ * none: t was then answered (-32001, or why_last / detail, the previous
+ * attempt's failure) and freed. */
+struct mgw_upstream_server *mgw_txn_next_server(struct mgw_txn *t,
+	const char *key, size_t keylen, enum mgw_upool_budget budget,
+	enum mgw_proxy_error why_last, const char *detail);
+
+/* An attempt chosen as MGW_UPOOL_RETRY was sent: counted for the access
+ * line and the pipeline's counters. */
+void mgw_txn_count_retry(struct mgw_txn *t);
 
 /* Sends the client's request to s with headers h (t->hdrs or the
  * handler's variant), within what is left of the route's total timeout.
