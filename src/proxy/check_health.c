@@ -3,10 +3,12 @@
  *   GET /mcpgw/healthz   liveness: 200 when every worker's loop turned in
  *                        the last MGW_LIVENESS_STALE_MS (liveness.h), else
  *                        503 naming the first stuck worker;
- *   GET /mcpgw/readyz    readiness: 200 when every upstream group a route
- *                        uses has a server available now (up, not ejected,
- *                        not draining), else 503 naming the first group
- *                        without one.
+ *   GET /mcpgw/readyz    readiness: 503 "draining" once a stop was asked
+ *                        for (SIGTERM: the drain.delay before the
+ *                        listeners close); else 200 when every upstream
+ *                        group a route uses has a server available now
+ *                        (up, not ejected, not draining), else 503
+ *                        naming the first group without one.
  * Both answer a small JSON object; HEAD is answered like GET. */
 #include "autoconf.h"
 
@@ -77,6 +79,10 @@ static void readyz(struct mgw_txn *t)
 	                                                   mgw_now_ms());
 	char why[160];
 
+	if (mgw_liveness_draining(t->pl->live_beats)) {
+		answer(t, 0, "readyz", "draining");
+		return;
+	}
 	if (!g) {
 		answer(t, 1, "readyz", NULL);
 		return;

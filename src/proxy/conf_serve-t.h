@@ -129,6 +129,9 @@ struct mgw_serve_conf {
 	size_t max_json_depth;     /* mcp.max_json_depth (64) */
 	enum mgw_stats_access stats; /* admin.stats (loopback) */
 	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
+	double drain_delay;        /* drain.delay (0s): on SIGTERM, readyz
+	                            * answers 503 and the listeners keep
+	                            * accepting this long before closing */
 };
 
 #endif

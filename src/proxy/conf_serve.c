@@ -69,6 +69,15 @@ static const struct mgw_cfg_section admin_section = {
 	.fields = admin_fields, .nfields = MGW_CFG_COUNT(admin_fields),
 };
 
+static const struct mgw_cfg_field drain_fields[] = {
+	{.key = "delay", .type = MGW_CFG_DURATION, S(drain_delay), .dmin = 0,
+	 .dmax = 3600, .def = "0s"},
+};
+static const struct mgw_cfg_section drain_section = {
+	.size = sizeof(struct mgw_serve_conf),
+	.fields = drain_fields, .nfields = MGW_CFG_COUNT(drain_fields),
+};
+
 static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                        void *obj);
 
@@ -95,6 +104,8 @@ static const struct mgw_cfg_field serve_fields[] = {
 	{.key = "sessions", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_serve_conf, sessions),
 	 .sub = &mgw_sessions_conf_section},
+	{.key = "drain", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &drain_section},
 };
 #undef S
 const struct mgw_cfg_section mgw_serve_conf_section = {

@@ -19,6 +19,7 @@ struct mgw_liveness *mgw_liveness_new(size_t n, uint64_t now)
 	}
 	for (size_t i = 0; i < n; i++)
 		atomic_init(&l->beat[i], now);
+	atomic_init(&l->draining, 0);
 	return l;
 }
 
@@ -50,4 +51,15 @@ size_t mgw_liveness_stale(const struct mgw_liveness *l, uint64_t now,
 		}
 	}
 	return n;
+}
+
+void mgw_liveness_set_draining(struct mgw_liveness *l)
+{
+	if (l)
+		atomic_store(&l->draining, 1);
+}
+
+int mgw_liveness_draining(const struct mgw_liveness *l)
+{
+	return l ? atomic_load(&l->draining) : 0;
 }

@@ -116,6 +116,7 @@ static void usage(FILE *out)
 enum {
 	OPT_UPSTREAM = 256, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
 	OPT_H2C, OPT_WORKERS, OPT_NO_VALIDATE, OPT_SHUTDOWN, OPT_ACCESS_LOG,
+	OPT_DRAIN,
 };
 
 static const struct option long_opts[] = {
@@ -128,6 +129,7 @@ static const struct option long_opts[] = {
 	{"workers", required_argument, NULL, OPT_WORKERS},
 	{"no-validate-headers", no_argument, NULL, OPT_NO_VALIDATE},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
+	{"drain-delay", required_argument, NULL, OPT_DRAIN},
 	{"access-log", no_argument, NULL, OPT_ACCESS_LOG},
 	{NULL, 0, NULL, 0},
 };
@@ -138,7 +140,7 @@ struct flags {
 	struct mgw_cli_server srv;  /* -c, -h, --listen, TLS, --log-level */
 	const char *upstream[MAX_UPSTREAM_FLAGS];
 	size_t n_upstream;
-	const char *mode, *balancer, *hash_header, *workers, *shutdown;
+	const char *mode, *balancer, *hash_header, *workers, *shutdown, *drain;
 	int h2c, no_validate, access_log;
 };
 
@@ -161,6 +163,7 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_WORKERS: f->workers = v; break;
 	case OPT_NO_VALIDATE: f->no_validate = 1; break;
 	case OPT_SHUTDOWN: f->shutdown = v; break;
+	case OPT_DRAIN: f->drain = v; break;
 	case OPT_ACCESS_LOG: f->access_log = 1; break;
 	default: return MGW_EINVAL;
 	}
@@ -202,6 +205,13 @@ static int apply_flags(struct mgw_config *cfg, const struct flags *f)
 			                   "such as 500ms, 10s, 5m; at most 1h)",
 			                   f->shutdown);
 		cfg->shutdown_timeout = d;
+	}
+	if (f->drain) {
+		double d;
+		if (mgw_parse_duration(f->drain, &d) != 0 || d < 0 || d > 3600)
+			return usage_error("invalid --drain-delay '%s' (a duration "
+			                   "such as 5s; at most 1h)", f->drain);
+		s->drain_delay = d;
 	}
 	if (f->hash_header &&
 	    !mgw_header_name_valid(f->hash_header, strlen(f->hash_header)))
@@ -284,6 +294,7 @@ struct serve {
 	unsigned n_workers;
 	struct mgw_liveness *live;      /* the workers' loop stamps */
 	struct event *exited_ev;
+	struct event *drain_ev;         /* the drain delay's timer */
 	int stopping;
 	int failed;                     /* a worker ended on its own */
 };
@@ -295,14 +306,39 @@ static void stop_all(struct serve *sv)
 			mgw_worker_stop(sv->workers[i]);
 }
 
-static void on_stop(int signo, void *arg)
+/* The drain delay is over: the listeners close, requests in flight get
+ * the shutdown timeout. */
+static void on_drained(evutil_socket_t fd, short what, void *arg)
 {
 	struct serve *sv = arg;
 
-	mgw_info(NULL, "mcpgw serve: signal %d, stopping (up to %.1fs for "
-	         "requests in flight)", signo, sv->cfg->shutdown_timeout);
-	sv->stopping = 1;
+	(void)fd;
+	(void)what;
+	mgw_info(NULL, "mcpgw serve: closing listeners (up to %.1fs for "
+	         "requests in flight)", sv->cfg->shutdown_timeout);
 	stop_all(sv);
+}
+
+/* SIGTERM/SIGINT: readiness goes at once; the listeners keep accepting
+ * for drain.delay (so that load balancers see readyz fail and take this
+ * gateway out of their endpoints), then close. */
+static void on_stop(int signo, void *arg)
+{
+	struct serve *sv = arg;
+	double delay = sv->cfg->serve.drain_delay;
+	struct timeval tv = mgw_tv(delay);
+
+	sv->stopping = 1;
+	mgw_liveness_set_draining(sv->live);
+	if (delay <= 0 || !sv->drain_ev || evtimer_add(sv->drain_ev, &tv) != 0) {
+		mgw_info(NULL, "mcpgw serve: signal %d, stopping (up to %.1fs for "
+		         "requests in flight)", signo, sv->cfg->shutdown_timeout);
+		stop_all(sv);
+		return;
+	}
+	mgw_info(NULL, "mcpgw serve: signal %d, draining: readyz answers 503, "
+	         "listeners stay open for %.1fs, then up to %.1fs for requests "
+	         "in flight", signo, delay, sv->cfg->shutdown_timeout);
 }
 
 /* A worker's loop ended: when all have, the main loop ends too. */
@@ -415,7 +451,8 @@ static int setup_shared(struct serve *sv)
 	if (!sv->base)
 		return MGW_EXIT_RUNTIME;
 	sv->exited_ev = event_new(sv->base, -1, 0, on_worker_exited, sv);
-	if (!sv->exited_ev)
+	sv->drain_ev = evtimer_new(sv->base, on_drained, sv);
+	if (!sv->exited_ev || !sv->drain_ev)
 		return MGW_EXIT_RUNTIME;
 	if (sv->cfg->serve.mode != MGW_MODE_STATELESS) {
 		/* the session stores (expiry sweeps on the main loop) */
@@ -525,6 +562,8 @@ out:
 	mgw_sf_shared_free(sv.sf);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);
+	if (sv.drain_ev)
+		event_free(sv.drain_ev);
 	mgw_routes_free(sv.routes);
 	mgw_upstreams_free(sv.ups);
 	if (sv.base)
