@@ -559,6 +559,57 @@ void mgw_cfg_release(const struct mgw_cfg_section *sec, void *obj)
 	}
 }
 
+/* ---- comparing two snapshots ---- */
+
+static int list_equal(const struct mgw_cfg_field *f, const char *a,
+                      const char *b)
+{
+	size_t na = *(const size_t *)(a + f->aux), nb = *(const size_t *)(b + f->aux);
+	const char *ia = *(char *const *)(a + f->off), *ib = *(char *const *)(b + f->off);
+
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (!mgw_cfg_equal(f->sub, ia + i * f->sub->size,
+		                   ib + i * f->sub->size))
+			return 0;
+	return 1;
+}
+
+static int field_equal(const struct mgw_cfg_field *f, const char *a,
+                       const char *b)
+{
+	const char *sa, *sb;
+
+	switch (f->type) {
+	case MGW_CFG_STRING:
+		sa = *(char *const *)(a + f->off);
+		sb = *(char *const *)(b + f->off);
+		return sa == sb || (sa && sb && strcmp(sa, sb) == 0);
+	case MGW_CFG_DURATION:
+	case MGW_CFG_NUMBER:
+		return *(const double *)(a + f->off) == *(const double *)(b + f->off);
+	case MGW_CFG_SECTION:
+		if (f->flags & MGW_CFG_PRESENCE &&
+		    *(const int *)(a + f->aux) != *(const int *)(b + f->aux))
+			return 0;
+		return mgw_cfg_equal(f->sub, a + f->off, b + f->off);
+	case MGW_CFG_LIST:
+		return list_equal(f, a, b);
+	default: /* integers, booleans, enums: f->size bytes */
+		return memcmp(a + f->off, b + f->off, f->size) == 0;
+	}
+}
+
+int mgw_cfg_equal(const struct mgw_cfg_section *sec, const void *a,
+                  const void *b)
+{
+	for (size_t i = 0; i < sec->nfields; i++)
+		if (!field_equal(&sec->fields[i], a, b))
+			return 0;
+	return 1;
+}
+
 /* ---- enums ---- */
 
 int mgw_cfg_enum_lookup(const struct mgw_cfg_enum *e, const char *s, int *value)

@@ -23,6 +23,13 @@ int mgw_cfg_apply(struct mgw_cfg_ctx *c, const struct mgw_cfg_section *sec,
 /* Frees what the engine allocated inside obj (strings, lists), not obj. */
 void mgw_cfg_release(const struct mgw_cfg_section *sec, void *obj);
 
+/* 1 when a and b (two objects of sec, filled by the engine) hold the same
+ * values in every field sec describes, nested sections and lists
+ * included; strings compared by content.  A reload uses it to tell which
+ * sections changed. */
+int mgw_cfg_equal(const struct mgw_cfg_section *sec, const void *a,
+                  const void *b);
+
 /* Reports an error at node at, naming the current key path followed by
  * ".key" when key is not NULL.  Returns MGW_EINVAL. */
 int mgw_cfg_fail(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,

@@ -14,6 +14,8 @@ struct mgw_signals {
 	struct event *hup;
 	mgw_stop_cb on_stop;
 	void *arg;
+	mgw_stop_cb on_reload;          /* SIGHUP, or NULL: ignored */
+	void *reload_arg;
 	int stopping;
 };
 
@@ -32,15 +34,28 @@ static void on_signal(evutil_socket_t fd, short what, void *arg)
 	s->on_stop(signo, s->arg);
 }
 
-/* SIGHUP: a terminal that went away, or a supervisor's "reload".  There
- * is no reload; it must not kill the process either. */
+/* SIGHUP: a terminal that went away, or a supervisor's "reload".  It
+ * reloads when the command said how; it never kills the process. */
 static void on_hup(evutil_socket_t fd, short what, void *arg)
 {
+	struct mgw_signals *s = arg;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
-	mgw_warn(NULL, "SIGHUP ignored: there is no reload; restart to apply a "
-	         "new configuration");
+	if (s->on_reload && !s->stopping) {
+		s->on_reload(SIGHUP, s->reload_arg);
+		return;
+	}
+	mgw_warn(NULL, "SIGHUP ignored: %s", s->stopping ? "stopping" :
+	         "this command has no reload; restart to apply a new "
+	         "configuration");
+}
+
+void mgw_signals_on_reload(struct mgw_signals *s, mgw_stop_cb on_reload,
+                           void *arg)
+{
+	s->on_reload = on_reload;
+	s->reload_arg = arg;
 }
 
 struct mgw_signals *mgw_signals_new(struct event_base *base, mgw_stop_cb on_stop,

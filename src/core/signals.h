@@ -24,6 +24,10 @@ int mgw_signals_ignore_hup(struct mgw_signals *s, struct event_base *base);
  * left installed). */
 struct mgw_signals *mgw_signals_server_new(struct event_base *base,
                                            mgw_stop_cb on_stop, void *arg);
+/* SIGHUP calls on_reload (from the loop) instead of being ignored, unless
+ * a stop is under way. */
+void mgw_signals_on_reload(struct mgw_signals *s, mgw_stop_cb on_reload,
+                           void *arg);
 /* Removes the handlers; NULL is allowed. */
 void mgw_signals_free(struct mgw_signals *s);
 

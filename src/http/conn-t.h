@@ -136,6 +136,7 @@ struct mgw_http_lst {
 	struct mgw_http_server *srv;
 	struct mgw_listener *l;
 	SSL_CTX *tls;
+	char bound[80];             /* "IP:PORT" it is bound to */
 };
 
 struct mgw_http_server {

@@ -893,9 +893,34 @@ int mgw_http_server_listen_opts(struct mgw_http_server *s,
 		SSL_CTX_up_ref(tls);
 		ls->tls = tls;
 	}
+	if (bound)
+		snprintf(ls->bound, sizeof(ls->bound), "%s", bound);
 	ls->next = s->listeners;
 	s->listeners = ls;
 	return 0;
+}
+
+int mgw_http_server_unlisten(struct mgw_http_server *s, const char *bound)
+{
+	for (struct mgw_http_lst **pp = &s->listeners; *pp; pp = &(*pp)->next) {
+		struct mgw_http_lst *ls = *pp;
+
+		if (strcmp(ls->bound, bound) != 0)
+			continue;
+		*pp = ls->next;
+		mgw_listener_free(ls->l);
+		SSL_CTX_free(ls->tls);
+		free(ls);
+		return 0;
+	}
+	return MGW_EINVAL;
+}
+
+void mgw_http_server_set_handler(struct mgw_http_server *s,
+                                 mgw_http_handler_cb handler, void *arg)
+{
+	s->handler = handler;
+	s->arg = arg;
 }
 
 void mgw_http_server_shutdown(struct mgw_http_server *s, double deadline,

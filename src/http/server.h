@@ -101,6 +101,17 @@ int mgw_http_server_listen_opts(struct mgw_http_server *s,
                                 const char *hostport, SSL_CTX *tls,
                                 unsigned flags, char *bound, size_t boundlen);
 
+/* Stops accepting on the listener bound to bound (as written by
+ * mgw_http_server_listen*); its connections carry on.  Returns 0 or
+ * MGW_EINVAL (no such listener). */
+int mgw_http_server_unlisten(struct mgw_http_server *s, const char *bound);
+
+/* The handler (and its argument) of the requests read from now on; an
+ * exchange already handed over keeps the one it got.  For a
+ * configuration reload. */
+void mgw_http_server_set_handler(struct mgw_http_server *s,
+                                 mgw_http_handler_cb handler, void *arg);
+
 /* Graceful shutdown: stop accepting, send HTTP/2 GOAWAY, close idle
  * keep-alive connections, let in-flight exchanges finish; after deadline
  * seconds abort the rest.  done runs once, from the loop, when nothing is

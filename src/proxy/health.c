@@ -505,3 +505,21 @@ void mgw_health_stats(const struct mgw_health *h, struct mgw_health_stats *st)
 {
 	*st = h->st;
 }
+
+void mgw_health_adopt(struct mgw_health *h, const struct mgw_health *old)
+{
+	h->st = old->st;
+	for (size_t i = 0; i < h->n; i++) {
+		struct probe *p = &h->probes[i];
+
+		for (size_t j = 0; j < old->n; j++) {
+			const struct probe *o = &old->probes[j];
+
+			if (strcmp(o->s->group->name, p->s->group->name) == 0 &&
+			    strcmp(o->s->conf->url, p->s->conf->url) == 0) {
+				p->sm = o->sm;
+				break;
+			}
+		}
+	}
+}

@@ -62,6 +62,11 @@ int mgw_health_start(struct mgw_health *h);
  * loop is not dispatching a callback of h.  NULL allowed. */
 void mgw_health_free(struct mgw_health *h);
 
+/* After a reload, before mgw_health_start: each probe of h whose server
+ * old also probed (same group name, same URL) goes on from old's verdict
+ * and runs; h's counters start from old's.  Main thread. */
+void mgw_health_adopt(struct mgw_health *h, const struct mgw_health *old);
+
 /* Number of servers under active checks. */
 size_t mgw_health_count(const struct mgw_health *h);
 

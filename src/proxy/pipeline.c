@@ -53,6 +53,11 @@ int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
 	return pl->sf ? 0 : MGW_ENOMEM;
 }
 
+int mgw_pipeline_idle(const struct mgw_pipeline *pl)
+{
+	return pl->live == 0 && mgw_sf_idle(pl->sf);
+}
+
 void mgw_pipeline_free(struct mgw_pipeline *pl)
 {
 	if (!pl)

@@ -52,6 +52,10 @@ struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
  * after it ended.  NULL allowed. */
 void mgw_pipeline_free(struct mgw_pipeline *pl);
 
+/* 1 when no transaction of pl is in progress and its stateful state (if
+ * any) is idle: a retired pipeline can then be freed. */
+int mgw_pipeline_idle(const struct mgw_pipeline *pl);
+
 /* Turns the stateful handler on (mode stateful or auto): builds the
  * worker's part of it (mgw_sf_new) on pl's loop.  Main thread, before
  * the worker starts.  Returns 0 or MGW_E* with a message in err. */

@@ -1,7 +1,8 @@
 /* serve_cmd.c - `mcpgw serve`: command line and configuration, the shared
- * run-time state (upstream groups, routes, health checker), the worker
- * threads with their SO_REUSEPORT listeners, the "listening on" lines,
- * signals and graceful shutdown. */
+ * run-time state (the first configuration generation, the health
+ * checker), the worker threads with their SO_REUSEPORT listeners, the
+ * "listening on" lines, signals, the drain and graceful shutdown.  The
+ * reload on SIGHUP is reload.c. */
 #include "autoconf.h"
 
 #include <getopt.h>
@@ -24,6 +25,8 @@
 #include "net/serve_listeners.h"
 #include "proxy/liveness.h"
 #include "proxy/pipeline.h"
+#include "proxy/reload.h"
+#include "proxy/serve-t.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
 #include "proxy/stateful.h"
@@ -90,9 +93,16 @@ static void usage(FILE *out)
 "  --no-validate-headers\n"
 "        Turn SEP-2243 header validation off on every route (forward modern\n"
 "        requests without checking their mirrored headers).\n"
+"  --drain-delay DURATION\n"
+"        On SIGTERM or SIGINT, GET /mcpgw/readyz answers 503 at once while\n"
+"        the listeners keep accepting for this long (time for a load\n"
+"        balancer or Kubernetes to take the gateway out of its endpoints);\n"
+"        then they close.  Default: the file's drain.delay, else 0.\n"
 "  --shutdown-timeout DURATION\n"
-"        On SIGTERM or SIGINT: stop accepting, let requests in flight finish\n"
-"        for at most this long, then exit 0.  Default: 10s.\n"
+"        After the drain delay: stop accepting, close idle keep-alive\n"
+"        connections (HTTP/1.1 Connection: close, HTTP/2 GOAWAY), let\n"
+"        requests in flight and SSE streams finish for at most this long,\n"
+"        then exit 0.  Default: 10s.\n"
 "  --log-level error|warn|info|debug\n"
 "        Logs go to stderr.  Default: info.\n"
 "  --access-log\n"
@@ -107,6 +117,11 @@ static void usage(FILE *out)
 "listener answers the gateway's counters as JSON: upstream server states,\n"
 "sessions, re-pins by reason, replays; by default to loopback clients only\n"
 "(admin.stats: loopback | any | off).\n"
+"\n"
+"SIGHUP reloads the -c file (servers, routes, listeners, policies; requests\n"
+"in progress finish under the configuration they started with; memory-store\n"
+"sessions survive); a file that does not load, or a change of mode, workers\n"
+"or sessions:, is refused and the running configuration stays.\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
 "listener that cannot bind), 2 on a usage or configuration error.\n",
@@ -136,7 +151,7 @@ static const struct option long_opts[] = {
 
 /* Flag values, applied on top of the configuration after parsing so that
  * flags win whatever their position relative to -c. */
-struct flags {
+struct serve_flags {
 	struct mgw_cli_server srv;  /* -c, -h, --listen, TLS, --log-level */
 	const char *upstream[MAX_UPSTREAM_FLAGS];
 	size_t n_upstream;
@@ -150,7 +165,7 @@ struct flags {
 /* An option of this command's own (mgw_cli_parse_server takes the rest). */
 static int on_opt(int c, char *v, void *arg)
 {
-	struct flags *f = arg;
+	struct serve_flags *f = arg;
 
 	switch (c) {
 	case OPT_UPSTREAM:
@@ -176,7 +191,7 @@ static const struct mgw_cli_server_cmd serve_cmd = {
 
 /* Applies the flags to cfg, which is not shared with anyone yet.  Returns
  * 0 or an exit code (the message is printed). */
-static int apply_flags(struct mgw_config *cfg, const struct flags *f)
+static int apply_flags(struct mgw_config *cfg, const struct serve_flags *f)
 {
 	struct mgw_serve_conf *s = &cfg->serve;
 	char err[512];
@@ -283,21 +298,6 @@ static void legacy_probes(struct mgw_config *cfg)
 
 /* ---- running ---------------------------------------------------------- */
 
-struct serve {
-	struct event_base *base;        /* main thread: signals, health */
-	struct mgw_config *cfg;
-	struct mgw_upstreams *ups;
-	struct mgw_routes *routes;
-	struct mgw_health *health;
-	struct mgw_sf_shared *sf;       /* stateful and auto modes */
-	struct mgw_worker **workers;
-	unsigned n_workers;
-	struct mgw_liveness *live;      /* the workers' loop stamps */
-	struct event *exited_ev;
-	struct event *drain_ev;         /* the drain delay's timer */
-	int stopping;
-	int failed;                     /* a worker ended on its own */
-};
 
 static void stop_all(struct serve *sv)
 {
@@ -373,16 +373,33 @@ static int on_bind(void *arg, unsigned w, const char *address, SSL_CTX *tls,
 /* Binds every listener in every worker: worker 0 binds the configured
  * address (port 0 picks a port), the others bind what worker 0 got, all
  * with SO_REUSEPORT when there are several workers.  Prints the
- * "listening on" lines.  Returns 0 or an exit code. */
-static int start_listeners(struct serve *sv, const struct mgw_listen_spec *ls,
-                           size_t n)
+ * "listening on" lines.  Records each in sv->lst from first on (a
+ * reload closes them by their bound address). */
+int mgw_serve_bind(struct serve *sv, const struct mgw_listen_spec *ls,
+                   size_t n, size_t first)
 {
 	struct mgw_serve_listeners sl = {
 		.cmd = "serve", .n_workers = sv->n_workers, .log_workers = 1,
 		.bind = on_bind, .arg = sv,
 	};
+	int rc;
 
-	return mgw_cli_exit_code(mgw_serve_listeners_open(&sl, ls, n));
+	if (first + n > MGW_CLI_MAX_LISTEN) {
+		fprintf(stderr, "mcpgw serve: more than %d listeners\n",
+		        MGW_CLI_MAX_LISTEN);
+		return MGW_EXIT_USAGE;
+	}
+	rc = mgw_serve_listeners_open(&sl, ls, n);
+	for (size_t i = 0; i < n; i++) {
+		struct mgw_serve_lst *l = &sv->lst[first + i];
+
+		snprintf(l->address, sizeof(l->address), "%s", ls[i].address);
+		snprintf(l->cert, sizeof(l->cert), "%s", ls[i].cert ? ls[i].cert : "");
+		snprintf(l->key, sizeof(l->key), "%s", ls[i].key ? ls[i].key : "");
+		snprintf(l->bound, sizeof(l->bound), "%s", sl.bound[i]);
+	}
+	sv->n_lst = first + n;
+	return mgw_cli_exit_code(rc);
 }
 
 static const char *store_name(enum mgw_session_store_conf s)
@@ -404,20 +421,14 @@ static unsigned default_workers(void)
 	return n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : (unsigned)n;
 }
 
-/* The flags over the file, the log settings, the listeners to bind.
- * Returns 0 or an exit code. */
-static int configure(struct mgw_config *cfg, const struct flags *f,
-                     struct mgw_listen_spec *ls, size_t *n_ls)
+int mgw_serve_prepare(const struct serve_flags *f, struct mgw_config *cfg,
+                      struct mgw_listen_spec *ls, size_t *n_ls)
 {
 	int rc = apply_flags(cfg, f);
 
 	if (rc)
 		return rc;
-	rc = mgw_cli_log_level("serve", f->srv.log_level, cfg->log_level);
-	if (rc)
-		return rc;
 	legacy_probes(cfg);
-	mgw_log_set_access(cfg->log_access || f->access_log);
 	if (!cfg->has_serve || cfg->serve.n_upstreams == 0)
 		return usage_error("no upstream: give --upstream URL or an "
 		                   "upstreams: section");
@@ -425,27 +436,48 @@ static int configure(struct mgw_config *cfg, const struct flags *f,
 	                            cfg->n_listeners, ":", ls, n_ls);
 }
 
-/* What the workers share: upstream groups, routes, the main loop and,
- * in stateful and auto modes, the session stores.  Returns 0 or an exit
- * code. */
+int mgw_serve_apply_logs(const struct serve_flags *f,
+                         const struct mgw_config *cfg)
+{
+	int rc = mgw_cli_log_level("serve", f->srv.log_level, cfg->log_level);
+
+	if (rc)
+		return rc;
+	mgw_log_set_access(cfg->log_access || f->access_log);
+	return 0;
+}
+
+unsigned mgw_serve_workers(const struct mgw_config *cfg)
+{
+	return cfg->serve.workers ? cfg->serve.workers : default_workers();
+}
+
+/* The main loop's timer that frees retired generations once idle. */
+static void on_gc(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	mgw_serve_gen_collect(arg, 0);
+}
+
+static void on_reload(int signo, void *arg)
+{
+	(void)signo;
+	mgw_serve_reload(arg);
+}
+
+/* What the workers share: the first generation (upstream groups, routes
+ * and, in stateful and auto modes, the session stores), the main loop.
+ * Returns 0 or an exit code. */
 static int setup_shared(struct serve *sv)
 {
 	char err[1024];
+	struct timeval gc = {1, 0};
 
 	/* before any event_base: workers are woken from the main thread */
 	if (evthread_use_pthreads() != 0) {
 		fprintf(stderr, "mcpgw serve: libevent without thread support\n");
 		return MGW_EXIT_RUNTIME;
-	}
-	sv->ups = mgw_upstreams_new(&sv->cfg->serve, err, sizeof(err));
-	if (!sv->ups) {
-		fprintf(stderr, "mcpgw serve: %s\n", err);
-		return MGW_EXIT_USAGE;
-	}
-	sv->routes = mgw_routes_new(&sv->cfg->serve, sv->ups, err, sizeof(err));
-	if (!sv->routes) {
-		fprintf(stderr, "mcpgw serve: %s\n", err);
-		return MGW_EXIT_USAGE;
 	}
 	sv->base = event_base_new();
 	if (!sv->base)
@@ -454,21 +486,30 @@ static int setup_shared(struct serve *sv)
 	sv->drain_ev = evtimer_new(sv->base, on_drained, sv);
 	if (!sv->exited_ev || !sv->drain_ev)
 		return MGW_EXIT_RUNTIME;
-	if (sv->cfg->serve.mode != MGW_MODE_STATELESS) {
-		/* the session stores (expiry sweeps on the main loop) */
-		sv->sf = mgw_sf_shared_new(&sv->cfg->serve, sv->routes, sv->base,
-		                           err, sizeof(err));
-		if (!sv->sf) {
-			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
-			return MGW_EXIT_USAGE;
-		}
+	sv->gc_ev = event_new(sv->base, -1, EV_PERSIST, on_gc, sv);
+	if (!sv->gc_ev || event_add(sv->gc_ev, &gc) != 0)
+		return MGW_EXIT_RUNTIME;
+	/* the session stores' expiry sweeps run on the main loop */
+	sv->gen = mgw_serve_gen_new(sv->cfg, NULL, sv->base, err, sizeof(err));
+	if (!sv->gen) {
+		fprintf(stderr, "mcpgw serve: %s\n", err);
+		return MGW_EXIT_USAGE;
 	}
+	sv->gen->seq = 1;
+	sv->ups = sv->gen->ups;
+	sv->routes = sv->gen->routes;
+	sv->sf = sv->gen->sf;
+	if (sv->gen->stores_owner)
+		sv->stores_cfg = sv->cfg;
+	if (mgw_park_init(&sv->park) != 0)
+		return MGW_EXIT_RUNTIME;
+	sv->park_ok = 1;
 	return 0;
 }
 
 int mgw_serve_main(int argc, char **argv)
 {
-	struct flags f = {0};
+	struct serve_flags f = {0};
 	struct serve sv = {0};
 	struct mgw_signals *sig = NULL;
 	struct mgw_listen_spec ls[MGW_CLI_MAX_LISTEN];
@@ -479,15 +520,18 @@ int mgw_serve_main(int argc, char **argv)
 	rc = mgw_cli_server_begin(&serve_cmd, argc, argv, &f.srv, &f, &sv.cfg);
 	if (!sv.cfg)
 		return rc;
-	rc = configure(sv.cfg, &f, ls, &n_ls);
+	sv.flags = &f;
+	sv.path = f.srv.config;
+	rc = mgw_serve_prepare(&f, sv.cfg, ls, &n_ls);
+	if (rc == 0)
+		rc = mgw_serve_apply_logs(&f, sv.cfg);
 	if (rc)
 		goto out;
 	rc = setup_shared(&sv);
 	if (rc)
 		goto out;
 	rc = MGW_EXIT_RUNTIME;
-	sv.n_workers = sv.cfg->serve.workers ? sv.cfg->serve.workers
-	                                     : default_workers();
+	sv.n_workers = mgw_serve_workers(sv.cfg);
 	sv.workers = calloc(sv.n_workers, sizeof(*sv.workers));
 	sv.live = mgw_liveness_new(sv.n_workers, mgw_now_ms());
 	if (!sv.workers || !sv.live)
@@ -500,7 +544,8 @@ int mgw_serve_main(int argc, char **argv)
 			fprintf(stderr, "mcpgw serve: %s\n", err);
 			goto out;
 		}
-		if (mgw_worker_set_liveness(sv.workers[i], sv.live) != 0)
+		if (mgw_worker_set_liveness(sv.workers[i], sv.live) != 0 ||
+		    mgw_worker_set_park(sv.workers[i], &sv.park) != 0)
 			goto out;
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
@@ -514,7 +559,8 @@ int mgw_serve_main(int argc, char **argv)
 	sig = mgw_signals_server_new(sv.base, on_stop, &sv);
 	if (!sig)
 		goto out;
-	rc = start_listeners(&sv, ls, n_ls);
+	mgw_signals_on_reload(sig, on_reload, &sv);
+	rc = mgw_serve_bind(&sv, ls, n_ls, 0);
 	if (rc)
 		goto out;
 	rc = MGW_EXIT_RUNTIME;
@@ -558,16 +604,24 @@ out:
 		free(sv.workers);
 	}
 	mgw_liveness_free(sv.live);
-	/* the stores after every view (the workers') is gone */
-	mgw_sf_shared_free(sv.sf);
+	/* the generations (and the stores with the last of them) after every
+	 * view (the workers') is gone; the stores' snapshot last of all */
+	if (sv.gen) {
+		mgw_serve_gen_collect(&sv, 1);
+		mgw_serve_gen_free(sv.gen);
+		mgw_config_free(sv.stores_cfg);
+	} else {
+		mgw_config_free(sv.cfg);
+	}
+	if (sv.park_ok)
+		mgw_park_destroy(&sv.park);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);
 	if (sv.drain_ev)
 		event_free(sv.drain_ev);
-	mgw_routes_free(sv.routes);
-	mgw_upstreams_free(sv.ups);
+	if (sv.gc_ev)
+		event_free(sv.gc_ev);
 	if (sv.base)
 		event_base_free(sv.base);
-	mgw_config_free(sv.cfg);
 	return rc;
 }

@@ -111,7 +111,7 @@ static void bg_start(struct mgw_sf_bg *b, const struct mgw_session *base)
 		rc = 0;
 	if (rc != 1) {
 		if (rc < 0)
-			atomic_fetch_add(&b->sf->sh->cnt.record_updates_failed, 1);
+			atomic_fetch_add(&b->sf->sh->core->cnt.record_updates_failed, 1);
 		mgw_session_unref(s);
 		bg_free(b);
 		return;
@@ -120,7 +120,7 @@ static void bg_start(struct mgw_sf_bg *b, const struct mgw_session *base)
 	if (mgw_session_update(b->view, s, base->version, on_bg_done, b,
 	                       &b->op) != 0) {
 		b->op = NULL;
-		atomic_fetch_add(&b->sf->sh->cnt.record_updates_failed, 1);
+		atomic_fetch_add(&b->sf->sh->core->cnt.record_updates_failed, 1);
 		bg_free(b);
 	}
 }
@@ -137,9 +137,9 @@ static void on_bg_done(void *arg, int status, struct mgw_session *rec)
 		return;
 	}
 	if (status == 0 && b->what == BG_TOOLS)
-		atomic_fetch_add(&b->sf->sh->cnt.tools_recorded, 1);
+		atomic_fetch_add(&b->sf->sh->core->cnt.tools_recorded, 1);
 	else if (status != 0)
-		atomic_fetch_add(&b->sf->sh->cnt.record_updates_failed, 1);
+		atomic_fetch_add(&b->sf->sh->core->cnt.record_updates_failed, 1);
 	mgw_session_unref(rec);
 	bg_free(b);
 }
@@ -176,7 +176,7 @@ static void record_initialized(struct mgw_sf_req *q)
 	if (!b || !(b->body = malloc(len))) {
 		if (b)
 			bg_free(b);
-		atomic_fetch_add(&q->sf->sh->cnt.record_updates_failed, 1);
+		atomic_fetch_add(&q->sf->sh->core->cnt.record_updates_failed, 1);
 		return;
 	}
 	memcpy(b->body, body, len);
@@ -215,7 +215,7 @@ static void record_tools(struct mgw_sf_req *q, const void *body, size_t len,
 nomem:
 	if (b)
 		bg_free(b);
-	atomic_fetch_add(&q->sf->sh->cnt.record_updates_failed, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.record_updates_failed, 1);
 out:
 	free(names);
 	json_decref(resp);

@@ -67,7 +67,7 @@ static void on_created(void *arg, int status, struct mgw_session *rec)
 		const char *usid = mgw_headers_get(&q->resp_hdrs, "mcp-session-id");
 
 		mgw_session_unref(rec);
-		atomic_fetch_add(&q->sf->sh->cnt.create_failed, 1);
+		atomic_fetch_add(&q->sf->sh->core->cnt.create_failed, 1);
 		/* the replica's session is of no use to anyone now */
 		if (usid && t->last)
 			mgw_repin_end_upstream(&q->sf->map, t->last, t->route,
@@ -83,7 +83,7 @@ static void on_created(void *arg, int status, struct mgw_session *rec)
 	q->tag = mgw_session_pin_tag(rec);
 	q->cid = strdup(rec->id);
 	t->session = q->cid;
-	atomic_fetch_add(&q->sf->sh->cnt.created, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.created, 1);
 	answer_created(q, rec);
 }
 
@@ -183,11 +183,11 @@ static void on_removed(void *arg, int status, struct mgw_session *rec)
 		return;
 	}
 	if (status != 0) {
-		atomic_fetch_add(&q->sf->sh->cnt.store_errors, 1);
+		atomic_fetch_add(&q->sf->sh->core->cnt.store_errors, 1);
 		mgw_sf_fail(q, MGW_PERR_SESSION_STORE, NULL);
 		return;
 	}
-	atomic_fetch_add(&q->sf->sh->cnt.deleted, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.deleted, 1);
 	q->t->note = "session ended";
 	mgw_txn_respond(q->t, 200, NULL, NULL, 0);
 }
@@ -231,7 +231,7 @@ static void on_lookup(void *arg, int status, struct mgw_session *rec)
 	}
 	if (status != 0 || !rec) {
 		mgw_session_unref(rec);
-		atomic_fetch_add(&q->sf->sh->cnt.store_errors, 1);
+		atomic_fetch_add(&q->sf->sh->core->cnt.store_errors, 1);
 		mgw_sf_fail(q, MGW_PERR_SESSION_STORE, NULL);
 		return;
 	}

@@ -30,31 +30,46 @@ static int route_kind(const struct mgw_serve_conf *conf,
 	return k;
 }
 
-struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
-                                        const struct mgw_routes *routes,
-                                        struct event_base *house, char *err,
-                                        size_t errlen)
+/* Which store each route uses, for the routes of one generation; every
+ * kind they need must be open in core.  Returns 0, MGW_ENOMEM or
+ * MGW_EINVAL (err says which route needs a store that is not open). */
+static int map_routes(struct mgw_sf_shared *sh, const struct mgw_routes *routes,
+                      char *err, size_t errlen)
 {
-	struct mgw_sf_shared *sh = calloc(1, sizeof(*sh));
+	sh->n_routes = routes->n;
+	sh->route_store = calloc(routes->n ? routes->n : 1, sizeof(*sh->route_store));
+	if (!sh->route_store) {
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	for (size_t i = 0; i < routes->n; i++) {
+		int k = route_kind(sh->conf, routes->v[i].conf);
+
+		sh->route_store[i] = k;
+		if (!sh->core->stores[k].st) {
+			snprintf(err, errlen, "route %zu uses a session store that "
+			         "was not open at start (a new store needs a restart)",
+			         i + 1);
+			return MGW_EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int open_stores(struct mgw_sf_core *core, const struct mgw_serve_conf *conf,
+                       const struct mgw_routes *routes,
+                       struct event_base *house, char *err, size_t errlen)
+{
 	struct mgw_session_env env;
 	int used[MGW_SF_STORE_KINDS] = {0};
 
-	if (!sh)
-		goto nomem;
-	sh->conf = conf;
-	sh->n_routes = routes->n;
-	sh->route_store = calloc(routes->n ? routes->n : 1, sizeof(*sh->route_store));
-	if (!sh->route_store)
-		goto nomem;
 	used[conf->sessions.store] = 1;
-	for (size_t i = 0; i < routes->n; i++) {
-		sh->route_store[i] = route_kind(conf, routes->v[i].conf);
-		used[sh->route_store[i]] = 1;
-	}
+	for (size_t i = 0; i < routes->n; i++)
+		used[route_kind(conf, routes->v[i].conf)] = 1;
 	memset(&env, 0, sizeof(env));
 	env.house_base = house;
 	for (int k = 0; k < MGW_SF_STORE_KINDS; k++) {
-		struct mgw_sf_store *s = &sh->stores[k];
+		struct mgw_sf_store *s = &core->stores[k];
 
 		if (!used[k])
 			continue;
@@ -66,22 +81,68 @@ struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
 			s->conf.max_initialize_bytes = SEALED_ROUTE_INIT_MAX;
 		s->st = mgw_session_store_new(&s->conf, &env, err, errlen);
 		if (!s->st)
-			goto fail;
+			return MGW_EINVAL;
+	}
+	return 0;
+}
+
+static void core_unref(struct mgw_sf_core *core)
+{
+	if (!core || atomic_fetch_sub(&core->refs, 1) != 1)
+		return;
+	for (int k = 0; k < MGW_SF_STORE_KINDS; k++)
+		mgw_session_store_free(core->stores[k].st);
+	free(core);
+}
+
+struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
+                                        const struct mgw_routes *routes,
+                                        struct event_base *house, char *err,
+                                        size_t errlen)
+{
+	struct mgw_sf_shared *sh = calloc(1, sizeof(*sh));
+
+	if (!sh || !(sh->core = calloc(1, sizeof(*sh->core)))) {
+		free(sh);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	atomic_init(&sh->core->refs, 1);
+	sh->conf = conf;
+	if (open_stores(sh->core, conf, routes, house, err, errlen) != 0 ||
+	    map_routes(sh, routes, err, errlen) != 0) {
+		mgw_sf_shared_free(sh);
+		return NULL;
 	}
 	return sh;
-nomem:
-	snprintf(err, errlen, "out of memory");
-fail:
-	mgw_sf_shared_free(sh);
-	return NULL;
+}
+
+struct mgw_sf_shared *mgw_sf_shared_next(struct mgw_sf_shared *prev,
+                                         const struct mgw_serve_conf *conf,
+                                         const struct mgw_routes *routes,
+                                         char *err, size_t errlen)
+{
+	struct mgw_sf_shared *sh = calloc(1, sizeof(*sh));
+
+	if (!sh) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	sh->conf = conf;
+	sh->core = prev->core;
+	atomic_fetch_add(&sh->core->refs, 1);
+	if (map_routes(sh, routes, err, errlen) != 0) {
+		mgw_sf_shared_free(sh);
+		return NULL;
+	}
+	return sh;
 }
 
 void mgw_sf_shared_free(struct mgw_sf_shared *sh)
 {
 	if (!sh)
 		return;
-	for (int k = 0; k < MGW_SF_STORE_KINDS; k++)
-		mgw_session_store_free(sh->stores[k].st);
+	core_unref(sh->core);
 	free(sh->route_store);
 	free(sh);
 }
@@ -99,9 +160,9 @@ struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_pipeline *pl,
 	sf->sh = sh;
 	sf->pl = pl;
 	for (int k = 0; k < MGW_SF_STORE_KINDS; k++) {
-		if (!sh->stores[k].st)
+		if (!sh->core->stores[k].st)
 			continue;
-		sf->views[k] = mgw_session_view_new(sh->stores[k].st, pl->base, err,
+		sf->views[k] = mgw_session_view_new(sh->core->stores[k].st, pl->base, err,
 		                                    errlen);
 		if (!sf->views[k])
 			goto fail;
@@ -110,7 +171,7 @@ struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_pipeline *pl,
 	env.pool = pl->pool;
 	env.sconf = &sh->conf->sessions;
 	env.max_depth = sh->conf->max_json_depth;
-	env.cnt = &sh->cnt.repin;
+	env.cnt = &sh->core->cnt.repin;
 	env.on_repinned = mgw_sf_on_repinned;
 	env.hook_arg = sf;
 	if (mgw_repin_map_init(&sf->map, &env) != 0) {
@@ -121,6 +182,11 @@ struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_pipeline *pl,
 fail:
 	mgw_sf_free(sf);
 	return NULL;
+}
+
+int mgw_sf_idle(const struct mgw_sf *sf)
+{
+	return !sf || (sf->live == 0 && !sf->streams && !sf->bg);
 }
 
 void mgw_sf_free(struct mgw_sf *sf)
@@ -175,7 +241,7 @@ static int put(json_t *o, const char *name, uint64_t v)
 
 int mgw_sf_stats_json(struct mgw_sf_shared *sh, json_t *out)
 {
-	const struct mgw_sf_counters *c = &sh->cnt;
+	const struct mgw_sf_counters *c = &sh->core->cnt;
 	const struct mgw_repin_counters *rc = &c->repin;
 	json_t *o = json_object(), *stores = json_array(), *by = json_object();
 	json_t *def = NULL;
@@ -219,13 +285,13 @@ int mgw_sf_stats_json(struct mgw_sf_shared *sh, json_t *out)
 		struct mgw_session_stats st;
 		json_t *j;
 
-		if (!sh->stores[k].st)
+		if (!sh->core->stores[k].st)
 			continue;
-		mgw_session_store_stats(sh->stores[k].st, &st);
+		mgw_session_store_stats(sh->core->stores[k].st, &st);
 		active += st.active;
 		expired += st.expired;
 		errors += st.errors;
-		j = store_json(sh->stores[k].st);
+		j = store_json(sh->core->stores[k].st);
 		if (!j)
 			goto out;
 		if (k == (int)sh->conf->sessions.store)

@@ -55,15 +55,24 @@ struct mgw_sf_store {
 	struct mgw_session_store *st;   /* NULL: no route uses this kind */
 };
 
-/* What the workers share: the stores, which store each route uses, and
- * the counters.  Built on the main thread before the workers start; the
- * stores are thread-safe, the rest is read-only afterwards. */
+/* What outlives a configuration reload: the stores (their sessions) and
+ * the counters.  Shared by every generation's mgw_sf_shared; freed with
+ * the last of them. */
+struct mgw_sf_core {
+	struct mgw_sf_store stores[MGW_SF_STORE_KINDS];
+	struct mgw_sf_counters cnt;
+	atomic_int refs;                /* mgw_sf_shared objects using it */
+};
+
+/* What the workers of one configuration generation share: the core
+ * (stores, counters), which store each route uses, the configuration.
+ * Built on the main thread before the workers use it; the stores are
+ * thread-safe, the rest is read-only afterwards. */
 struct mgw_sf_shared {
 	const struct mgw_serve_conf *conf;  /* borrowed */
-	struct mgw_sf_store stores[MGW_SF_STORE_KINDS];
+	struct mgw_sf_core *core;       /* shared with the other generations */
 	int *route_store;               /* per route index: a store kind */
 	size_t n_routes;
-	struct mgw_sf_counters cnt;
 };
 
 struct mgw_pipeline;

@@ -57,7 +57,7 @@ void mgw_sf_fail(struct mgw_sf_req *q, enum mgw_proxy_error e,
 
 void mgw_sf_not_found(struct mgw_sf_req *q)
 {
-	atomic_fetch_add(&q->sf->sh->cnt.not_found, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.not_found, 1);
 	mgw_sf_fail(q, MGW_PERR_SESSION_NOT_FOUND,
 	            "session not found: start a new session (initialize)");
 }
@@ -67,7 +67,7 @@ void mgw_sf_not_found(struct mgw_sf_req *q)
  * retry a session that cannot come back). */
 static void unrecoverable(struct mgw_sf_req *q)
 {
-	atomic_fetch_add(&q->sf->sh->cnt.unrecoverable, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.unrecoverable, 1);
 	mgw_sf_fail(q, MGW_PERR_SESSION_LOST, NULL);
 }
 
@@ -129,7 +129,7 @@ static void on_stream(struct mgw_txn *t)
 
 	if (q->kind != K_GET || t->status < 200 || t->status > 299)
 		return;
-	atomic_fetch_add(&q->sf->sh->cnt.streams, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.streams, 1);
 	q->snext = q->sf->streams;
 	if (q->snext)
 		q->snext->sprev = q;
@@ -192,12 +192,12 @@ static int attempt_headers(struct mgw_sf_req *q, struct mgw_headers *h)
 		size_t rl;
 
 		if (!mgw_sse_unstamp(q->lei, strlen(q->lei), q->tag, &rest, &rl)) {
-			atomic_fetch_add(&q->sf->sh->cnt.last_event_dropped, 1);
+			atomic_fetch_add(&q->sf->sh->core->cnt.last_event_dropped, 1);
 			return 0;
 		}
 		if (mgw_headers_add(h, "Last-Event-ID", 13, rest, rl) != 0)
 			return MGW_ENOMEM;
-		atomic_fetch_add(&q->sf->sh->cnt.last_event_passed, 1);
+		atomic_fetch_add(&q->sf->sh->core->cnt.last_event_passed, 1);
 	}
 	return 0;
 }
@@ -440,7 +440,7 @@ static void refuse_replay(struct mgw_sf_req *q, enum mgw_replay_verdict v)
 	const struct mgw_jrpc_msg *m = &q->t->msg;
 	char msg[320];
 
-	atomic_fetch_add(&q->sf->sh->cnt.inflight_refused, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.inflight_refused, 1);
 	if (v == MGW_REPLAY_NO_TOOL)
 		snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
 		         "replayed: tool '%.200s' is not idempotent",
@@ -495,7 +495,7 @@ static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
 		/* A GET stream whose replica failed is closed so that the
 		 * client reconnects; the reconnect is re-pinned. */
 		if (q->kind == K_GET)
-			atomic_fetch_add(&q->sf->sh->cnt.streams_closed, 1);
+			atomic_fetch_add(&q->sf->sh->core->cnt.streams_closed, 1);
 		mgw_relay_abort(t, kind == MGW_PERR_TIMEOUT
 		                   ? "upstream timeout mid-response"
 		                   : "upstream failed mid-response");
@@ -523,7 +523,7 @@ static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
 	case MGW_FO_REPLAY_REPIN:
 		/* counted once per request, however many sends it took */
 		if (q->replays++ == 0)
-			atomic_fetch_add(&q->sf->sh->cnt.inflight_replayed, 1);
+			atomic_fetch_add(&q->sf->sh->core->cnt.inflight_replayed, 1);
 		mgw_txn_note_why(t, "replayed-after-loss");
 		if (d.action == MGW_FO_REPLAY_REPIN) {
 			mgw_sf_repin(q, s, d.reason);
@@ -566,7 +566,7 @@ void mgw_sf_on_repinned(void *arg, const struct mgw_session *rec,
 	for (; q; q = next) {
 		next = q->snext;
 		if (q->cid && strcmp(q->cid, rec->id) == 0 && q->t->last != srv) {
-			atomic_fetch_add(&sf->sh->cnt.streams_closed, 1);
+			atomic_fetch_add(&sf->sh->core->cnt.streams_closed, 1);
 			mgw_relay_abort(q->t, "session re-pinned");
 		}
 	}
@@ -684,7 +684,7 @@ static void start_initialize(struct mgw_sf_req *q)
 {
 	struct mgw_txn *t = q->t;
 	int kind = q->sf->sh->route_store[t->route->index];
-	size_t len, max = mgw_session_store_max_initialize(q->sf->sh->stores[kind].st);
+	size_t len, max = mgw_session_store_max_initialize(q->sf->sh->core->stores[kind].st);
 
 	(void)mgw_http_req_body(t->x, &len);
 	if (len > max) {
@@ -696,7 +696,7 @@ static void start_initialize(struct mgw_sf_req *q)
 		mgw_sf_fail(q, MGW_PERR_TOO_LARGE, msg);
 		return;
 	}
-	atomic_fetch_add(&q->sf->sh->cnt.initializes, 1);
+	atomic_fetch_add(&q->sf->sh->core->cnt.initializes, 1);
 	start_init(q, MGW_UPOOL_FIRST, MGW_PERR_NO_UPSTREAM, NULL);
 }
 
@@ -710,7 +710,7 @@ static void start(struct mgw_txn *t)
 		return;
 	}
 	sf->live++;
-	atomic_fetch_add(&sf->sh->cnt.requests, 1);
+	atomic_fetch_add(&sf->sh->core->cnt.requests, 1);
 	q->t = t;
 	q->sf = sf;
 	q->view = sf->views[sf->sh->route_store[t->route->index]];
@@ -722,7 +722,7 @@ static void start(struct mgw_txn *t)
 		return;
 	}
 	if (q->kind == K_NOSESSION) {
-		atomic_fetch_add(&sf->sh->cnt.missing_session, 1);
+		atomic_fetch_add(&sf->sh->core->cnt.missing_session, 1);
 		mgw_sf_fail(q, MGW_PERR_SESSION_REQUIRED, NULL);
 		return;
 	}

@@ -51,9 +51,25 @@ struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
                                         struct event_base *house, char *err,
                                         size_t errlen);
 
-/* Frees the stores: every worker's mgw_sf must be freed.  Call on the
+/* The next generation's shared state after a configuration reload: the
+ * same stores and counters as prev (the sessions survive), the new
+ * routes' store choices.  A route needing a store kind prev did not open
+ * is refused (MGW_EINVAL-like: NULL with the reason in err).  The stores'
+ * own settings stay those of the first generation (a reload refuses a
+ * changed sessions: section).  conf and routes must outlive it. */
+struct mgw_sf_shared *mgw_sf_shared_next(struct mgw_sf_shared *prev,
+                                         const struct mgw_serve_conf *conf,
+                                         const struct mgw_routes *routes,
+                                         char *err, size_t errlen);
+
+/* Frees one generation's shared state; the stores go with the last one:
+ * every worker's mgw_sf of that generation must be freed.  Call on the
  * thread of house, or after its loop ended.  NULL allowed. */
 void mgw_sf_shared_free(struct mgw_sf_shared *sh);
+
+/* 1 when nothing of this worker's stateful state is in progress: no
+ * request, no GET stream, no background record update. */
+int mgw_sf_idle(const struct mgw_sf *sf);
 
 /* The stateful handler's state on one worker: a view of each store on
  * pl's loop and the map of re-pins.  pl must outlive it.  Returns NULL

@@ -418,3 +418,53 @@ void mgw_upstream_tried_free(struct mgw_upstream_tried *t)
 	free(t->v);
 	memset(t, 0, sizeof(*t));
 }
+
+struct mgw_upstream_server *mgw_upstreams_same_server(
+	const struct mgw_upstreams *ups, const char *group_name,
+	const char *url)
+{
+	const struct mgw_upstream_group *g = mgw_upstreams_find(ups, group_name);
+
+	for (size_t i = 0; g && i < g->n_servers; i++)
+		if (strcmp(g->servers[i].conf->url, url) == 0)
+			return &g->servers[i];
+	return NULL;
+}
+
+#define CARRY(field) atomic_store(&to->field, atomic_load(&from->field))
+static void carry_server(struct mgw_upstream_server *to,
+                         struct mgw_upstream_server *from)
+{
+	CARRY(health_up);
+	CARRY(ejected_until);
+	CARRY(last_eject_end);
+	CARRY(consec_connect_failures);
+	CARRY(consec_failures);
+	CARRY(eject_streak);
+	CARRY(draining);
+	CARRY(n_picked);
+	CARRY(n_ejections);
+}
+#undef CARRY
+
+size_t mgw_upstreams_adopt(struct mgw_upstreams *next,
+                           const struct mgw_upstreams *old)
+{
+	size_t n = 0;
+
+	for (size_t gi = 0; gi < next->n_groups; gi++) {
+		struct mgw_upstream_group *g = &next->groups[gi];
+
+		for (size_t i = 0; i < g->n_servers; i++) {
+			struct mgw_upstream_server *from =
+				mgw_upstreams_same_server(old, g->name,
+				                          g->servers[i].conf->url);
+
+			if (from) {
+				carry_server(&g->servers[i], from);
+				n++;
+			}
+		}
+	}
+	return n;
+}

@@ -34,6 +34,19 @@ struct mgw_upstreams *mgw_upstreams_new(const struct mgw_serve_conf *conf,
  * ups any more. */
 void mgw_upstreams_free(struct mgw_upstreams *ups);
 
+/* The server of ups in the group called group_name with the configured
+ * URL url, or NULL: how a reload recognises an unchanged server. */
+struct mgw_upstream_server *mgw_upstreams_same_server(
+	const struct mgw_upstreams *ups, const char *group_name,
+	const char *url);
+
+/* After a reload: every server of next that old also had (same group
+ * name, same URL) takes old's health verdict, ejection and its counters;
+ * new servers start available.  Returns how many were carried over.
+ * Main thread, before any worker uses next. */
+size_t mgw_upstreams_adopt(struct mgw_upstreams *next,
+                           const struct mgw_upstreams *old);
+
 /* The group called name, or NULL. */
 struct mgw_upstream_group *mgw_upstreams_find(const struct mgw_upstreams *ups,
                                               const char *name);

@@ -5,11 +5,31 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 
 #include "http/server.h"
 #include "proxy/pipeline-t.h"
+
+/* A pipeline replaced by a reload, kept until its last transaction ends;
+ * then freed on the worker's thread, and *gen_refs dropped (the main
+ * thread frees the generation it belonged to when that reaches 0). */
+struct mgw_retired {
+	struct mgw_retired *next;
+	struct mgw_pipeline *pl;
+	atomic_int *gen_refs;
+};
+
+/* The meeting point of a reload: every worker waits in its own loop,
+ * inside a callback, while the main thread changes what they share. */
+struct mgw_park {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned parked;                /* workers waiting now */
+	uint64_t want;                  /* the park being asked for */
+	uint64_t released;              /* the last park released */
+};
 
 struct mgw_worker {
 	unsigned index;
@@ -20,6 +40,9 @@ struct mgw_worker {
 	struct event *beat_ev;          /* stamps the liveness slot */
 	struct event *exited_ev;        /* the main loop's "a worker ended"
 	                                 * event (not owned) */
+	struct event *park_ev;          /* activated by the main thread */
+	struct mgw_park *park;          /* borrowed; NULL: no reloads */
+	struct mgw_retired *retired;    /* pipelines of older generations */
 	double shutdown_timeout;        /* seconds in-flight requests get */
 	pthread_t thread;
 	int started;                    /* thread created, not joined yet */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <event2/event.h>
 
@@ -142,7 +143,28 @@ void mgw_worker_join(struct mgw_worker *w)
 	w->started = 0;
 }
 
-/* Stamps this worker's liveness slot: the loop is turning. */
+/* Frees the retired pipelines whose work is over (worker's thread). */
+static void reap_retired(struct mgw_worker *w, int all)
+{
+	struct mgw_retired **pp = &w->retired;
+
+	while (*pp) {
+		struct mgw_retired *r = *pp;
+
+		if (!all && !mgw_pipeline_idle(r->pl)) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		mgw_pipeline_free(r->pl);
+		if (r->gen_refs)
+			atomic_fetch_sub(r->gen_refs, 1);
+		free(r);
+	}
+}
+
+/* Stamps this worker's liveness slot: the loop is turning; and lets go
+ * of the pipelines a reload retired once they are idle. */
 static void on_beat(evutil_socket_t fd, short what, void *arg)
 {
 	struct mgw_worker *w = arg;
@@ -150,6 +172,115 @@ static void on_beat(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	mgw_liveness_beat(w->pl->live_beats, w->index, mgw_now_ms());
+	if (w->retired)
+		reap_retired(w, 0);
+}
+
+/* Runs on the worker's thread: waits until the main thread releases the
+ * park it asked for. */
+static void on_park(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_worker *w = arg;
+	struct mgw_park *p = w->park;
+	uint64_t mine;
+
+	(void)fd;
+	(void)what;
+	pthread_mutex_lock(&p->mu);
+	mine = p->want;
+	p->parked++;
+	pthread_cond_broadcast(&p->cv);
+	while (p->released < mine)
+		pthread_cond_wait(&p->cv, &p->mu);
+	p->parked--;
+	pthread_mutex_unlock(&p->mu);
+}
+
+int mgw_worker_set_park(struct mgw_worker *w, struct mgw_park *p)
+{
+	w->park = p;
+	w->park_ev = event_new(w->base, -1, 0, on_park, w);
+	return w->park_ev ? 0 : MGW_ENOMEM;
+}
+
+int mgw_park_init(struct mgw_park *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (pthread_mutex_init(&p->mu, NULL) != 0)
+		return MGW_ENOMEM;
+	if (pthread_cond_init(&p->cv, NULL) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		return MGW_ENOMEM;
+	}
+	return 0;
+}
+
+void mgw_park_destroy(struct mgw_park *p)
+{
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}
+
+int mgw_workers_park(struct mgw_park *p, struct mgw_worker **w, unsigned n,
+                     double timeout)
+{
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)timeout;
+	until.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->want++;
+	pthread_mutex_unlock(&p->mu);
+	for (unsigned i = 0; i < n; i++)
+		event_active(w[i]->park_ev, EV_READ, 0);
+	pthread_mutex_lock(&p->mu);
+	while (p->parked < n && rc == 0)
+		rc = pthread_cond_timedwait(&p->cv, &p->mu, &until);
+	if (p->parked < n) {
+		/* a loop that does not answer: let the others go */
+		p->released = p->want;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		return MGW_ETIMEDOUT;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+}
+
+void mgw_workers_release(struct mgw_park *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->released = p->want;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
+                    atomic_int *old_gen_refs)
+{
+	struct mgw_retired *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return MGW_ENOMEM;
+	r->pl = w->pl;
+	r->gen_refs = old_gen_refs;
+	r->next = w->retired;
+	w->retired = r;
+	pl->live_beats = w->pl->live_beats;
+	w->pl = pl;
+	mgw_http_server_set_handler(w->http, mgw_pipeline_on_request, pl);
+	return 0;
+}
+
+int mgw_worker_unlisten(struct mgw_worker *w, const char *bound)
+{
+	return mgw_http_server_unlisten(w->http, bound);
 }
 
 int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
@@ -171,11 +302,14 @@ void mgw_worker_free(struct mgw_worker *w)
 	/* the server first: aborting its exchanges ends every request of the
 	 * forwarder, which can then go */
 	mgw_http_server_free(w->http);
+	reap_retired(w, 1);
 	mgw_pipeline_free(w->pl);
 	if (w->stop_ev)
 		event_free(w->stop_ev);
 	if (w->beat_ev)
 		event_free(w->beat_ev);
+	if (w->park_ev)
+		event_free(w->park_ev);
 	if (w->base)
 		event_base_free(w->base);
 	free(w);

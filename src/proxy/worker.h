@@ -46,6 +46,34 @@ int mgw_worker_listen(struct mgw_worker *w, const char *address, SSL_CTX *tls,
 struct mgw_liveness;
 int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l);
 
+/* ---- configuration reload ----
+ * The main thread parks every worker (each waits inside a callback of its
+ * own loop), changes what they use, and releases them: a reload is a
+ * pause of a few milliseconds, and no request sees half of a change. */
+
+/* A park to share between the workers and the main thread; 0 or
+ * MGW_ENOMEM.  Destroyed after every worker was freed. */
+int mgw_park_init(struct mgw_park *p);
+void mgw_park_destroy(struct mgw_park *p);
+/* The worker takes part in reloads through p (main thread, before it
+ * starts).  0 or MGW_ENOMEM. */
+int mgw_worker_set_park(struct mgw_worker *w, struct mgw_park *p);
+/* Main thread: waits (at most timeout seconds) until the n workers are
+ * parked.  0, or MGW_ETIMEDOUT (then none stays parked). */
+int mgw_workers_park(struct mgw_park *p, struct mgw_worker **w, unsigned n,
+                     double timeout);
+/* Main thread: lets the parked workers go on. */
+void mgw_workers_release(struct mgw_park *p);
+/* While parked: requests read from now on go to pl (its liveness is
+ * taken over); the worker's previous pipeline is retired, freed on the
+ * worker's thread once idle (mgw_pipeline_idle), and *old_gen_refs
+ * decremented then (may be NULL).  0 or MGW_ENOMEM (nothing changed). */
+int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
+                    atomic_int *old_gen_refs);
+/* While parked: closes the worker's listener bound to bound; its
+ * connections carry on.  0 or MGW_EINVAL. */
+int mgw_worker_unlisten(struct mgw_worker *w, const char *bound);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */

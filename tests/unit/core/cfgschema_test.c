@@ -167,6 +167,46 @@ static void expect_error(const char *text, const char *msg)
 	mgw_cfg_release(&doc_sec, &d); /* partial values must be freeable */
 }
 
+/* mgw_cfg_equal: every type, nested sections, presence, list items. */
+static void test_equal(void **state)
+{
+	static const char *base = "flag: true\nlabel: a\nopts: {port: 9, "
+	                          "wait: 1s, color: red}\nitems: [{name: n1}, "
+	                          "{name: n2, weight: 3}]\n";
+	static const char *differ[] = {
+		"flag: false\nlabel: a\nopts: {port: 9, wait: 1s, color: red}\n"
+		"items: [{name: n1}, {name: n2, weight: 3}]\n",
+		"flag: true\nlabel: b\nopts: {port: 9, wait: 1s, color: red}\n"
+		"items: [{name: n1}, {name: n2, weight: 3}]\n",
+		"flag: true\nlabel: a\nopts: {port: 10, wait: 1s, color: red}\n"
+		"items: [{name: n1}, {name: n2, weight: 3}]\n",
+		"flag: true\nlabel: a\nopts: {port: 9, wait: 2s, color: red}\n"
+		"items: [{name: n1}, {name: n2, weight: 3}]\n",
+		"flag: true\nlabel: a\nopts: {port: 9, wait: 1s, color: green}\n"
+		"items: [{name: n1}, {name: n2, weight: 3}]\n",
+		"flag: true\nlabel: a\nopts: {port: 9, wait: 1s, color: red}\n"
+		"items: [{name: n1}, {name: n2, weight: 4}]\n",
+		"flag: true\nlabel: a\nopts: {port: 9, wait: 1s, color: red}\n"
+		"items: [{name: n1}]\n",
+		"flag: true\nlabel: a\nitems: [{name: n1}, {name: n2, weight: 3}]\n",
+	};
+	struct doc a, b;
+
+	(void)state;
+	LOAD_OK(base, &a);
+	LOAD_OK(base, &b);
+	assert_true(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	for (size_t i = 0; i < sizeof(differ) / sizeof(differ[0]); i++) {
+		LOAD_OK(differ[i], &b);
+		if (mgw_cfg_equal(&doc_sec, &a, &b))
+			fail_msg("case %zu compared equal", i);
+		assert_false(mgw_cfg_equal(&doc_sec, &b, &a));
+		mgw_cfg_release(&doc_sec, &b);
+	}
+	mgw_cfg_release(&doc_sec, &a);
+}
+
 static void test_defaults(void **state)
 {
 	struct doc d = {0};
@@ -353,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_list_paths),
 		cmocka_unit_test(test_key_sanitized),
 		cmocka_unit_test(test_enum_helpers),
+		cmocka_unit_test(test_equal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

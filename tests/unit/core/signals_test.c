@@ -66,6 +66,32 @@ static void test_server_ignores_hup(void **state)
 	mgw_signals_free(s);
 }
 
+/* With a reload callback, SIGHUP reaches it (every time), never the stop;
+ * once stopping, SIGHUP is ignored. */
+static void test_server_reload_on_hup(void **state)
+{
+	struct event_base *base = *state;
+	struct stops st = {0}, rl = {0};
+	struct mgw_signals *s = mgw_signals_server_new(base, on_stop, &st);
+
+	assert_non_null(s);
+	mgw_signals_on_reload(s, on_stop, &rl);
+	assert_int_equal(raise(SIGHUP), 0);
+	pump(base);
+	assert_int_equal(raise(SIGHUP), 0);
+	pump(base);
+	assert_int_equal(rl.n, 2);
+	assert_int_equal(rl.signo, SIGHUP);
+	assert_int_equal(st.n, 0);
+	assert_int_equal(raise(SIGTERM), 0);
+	pump(base);
+	assert_int_equal(st.n, 1);
+	assert_int_equal(raise(SIGHUP), 0);
+	pump(base);
+	assert_int_equal(rl.n, 2);
+	mgw_signals_free(s);
+}
+
 static void test_stop_on_int(void **state)
 {
 	struct event_base *base = *state;
@@ -85,6 +111,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_server_ignores_hup, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_server_reload_on_hup, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_stop_on_int, setup, teardown),
 	};

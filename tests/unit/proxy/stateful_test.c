@@ -200,7 +200,7 @@ static void open_session(struct fx *f)
 	assert_non_null(sid);
 	snprintf(f->sid, sizeof(f->sid), "%s", sid);
 	resp_free(&r);
-	assert_int_equal(atomic_load(&f->sh->cnt.created), 1);
+	assert_int_equal(atomic_load(&f->sh->core->cnt.created), 1);
 }
 
 static void test_session_lifecycle(void **state)
@@ -227,7 +227,7 @@ static void test_session_lifecycle(void **state)
 	ask(&f, "DELETE", NULL, f.sid, &r);
 	assert_int_equal(r.status, 200);
 	resp_free(&r);
-	assert_int_equal(atomic_load(&f.sh->cnt.deleted), 1);
+	assert_int_equal(atomic_load(&f.sh->core->cnt.deleted), 1);
 	ask(&f, "POST", whoami, f.sid, &r);
 	assert_int_equal(r.status, 404);
 	assert_non_null(strstr(r.body, "-32011"));
@@ -254,8 +254,8 @@ static void test_repin_when_replica_dies(void **state)
 	assert_int_equal(r.status, 200);
 	assert_int_equal(who(&r), 1 - home);
 	resp_free(&r);
-	assert_int_equal(atomic_load(&f.sh->cnt.repin.repinned), 1);
-	assert_int_equal(atomic_load(&f.sh->cnt.repin.started[MGW_REPIN_REFUSED]), 1);
+	assert_int_equal(atomic_load(&f.sh->core->cnt.repin.repinned), 1);
+	assert_int_equal(atomic_load(&f.sh->core->cnt.repin.started[MGW_REPIN_REFUSED]), 1);
 	/* the client's id is unchanged and keeps working */
 	ask(&f, "POST", whoami, f.sid, &r);
 	assert_int_equal(who(&r), 1 - home);
@@ -274,7 +274,7 @@ static void test_get_without_session(void **state)
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(r.body, "-32014"));
 	resp_free(&r);
-	assert_int_equal(atomic_load(&f.sh->cnt.missing_session), 1);
+	assert_int_equal(atomic_load(&f.sh->core->cnt.missing_session), 1);
 	stop(&f);
 }
 

@@ -59,6 +59,54 @@ static const char three_servers[] =
 	"      base_ejection: 5s\n"
 	"      max_ejection: 60s\n";
 
+/* ---- a reload: the state of unchanged servers is carried over ---- */
+
+static void test_adopt(void **state)
+{
+	static const char next_doc[] =
+		"upstreams:\n"
+		"  - name: g\n"
+		"    servers:\n"
+		"      - url: http://127.0.0.1:9003\n"
+		"      - url: http://127.0.0.1:9004\n"
+		"      - url: http://127.0.0.1:9002\n"
+		"        weight: 5\n"
+		"  - name: h\n"
+		"    servers:\n"
+		"      - url: http://127.0.0.1:9001\n";
+	struct fx old, next;
+	struct mgw_upstream_server *s;
+
+	(void)state;
+	build(&old, three_servers);
+	build(&next, next_doc);
+	/* old: 9002 down, 9003 ejected with counters */
+	mgw_upstream_set_health(&old.ups->groups[0].servers[1], 0);
+	atomic_store(&old.ups->groups[0].servers[2].ejected_until, 123456);
+	atomic_store(&old.ups->groups[0].servers[2].n_ejections, 4);
+	atomic_store(&old.ups->groups[0].servers[2].n_picked, 99);
+	/* 9003 and 9002 are the same servers of group g (reweighted or
+	 * moved); 9004 is new; 9001 moved to another group: new there */
+	assert_int_equal(mgw_upstreams_adopt(next.ups, old.ups), 2);
+	s = mgw_upstreams_same_server(next.ups, "g", "http://127.0.0.1:9002");
+	assert_non_null(s);
+	assert_int_equal(atomic_load(&s->health_up), 0);
+	assert_int_equal(s->weight, 5);
+	s = mgw_upstreams_same_server(next.ups, "g", "http://127.0.0.1:9003");
+	assert_int_equal(atomic_load(&s->ejected_until), 123456);
+	assert_int_equal(atomic_load(&s->n_ejections), 4);
+	assert_int_equal(atomic_load(&s->n_picked), 99);
+	s = mgw_upstreams_same_server(next.ups, "g", "http://127.0.0.1:9004");
+	assert_int_equal(atomic_load(&s->health_up), 1);
+	assert_int_equal(atomic_load(&s->ejected_until), 0);
+	s = mgw_upstreams_same_server(next.ups, "h", "http://127.0.0.1:9001");
+	assert_int_equal(atomic_load(&s->n_picked), 0);
+	assert_null(mgw_upstreams_same_server(next.ups, "g",
+	                                      "http://127.0.0.1:9001"));
+	destroy(&old);
+	destroy(&next);
+}
+
 /* ---- construction ---- */
 
 static void test_build_servers(void **state)
@@ -500,6 +548,7 @@ static void test_threads_share_state(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_adopt),
 		cmocka_unit_test(test_build_servers),
 		cmocka_unit_test(test_build_tls),
 		cmocka_unit_test(test_build_without_groups),
