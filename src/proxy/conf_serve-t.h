@@ -116,7 +116,7 @@ struct mgw_route_conf {
 enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
 
 struct mgw_serve_conf {
-	enum mgw_mode_conf mode;   /* mode (stateless) */
+	enum mgw_mode_conf mode;   /* mode (auto) */
 	uint32_t workers;          /* workers (0 = one per core) */
 	struct mgw_upstream_conf *upstreams;
 	size_t n_upstreams;
@@ -129,6 +129,8 @@ struct mgw_serve_conf {
 	size_t max_json_depth;     /* mcp.max_json_depth (64) */
 	enum mgw_stats_access stats; /* admin.stats (loopback) */
 	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
+	int keys_given;            /* the file had one of these keys: it is
+	                            * meant for `mcpgw serve` (check-config) */
 };
 
 #endif
