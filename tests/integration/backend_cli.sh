@@ -165,7 +165,11 @@ assert_eq "backend with a bad config exits 2" 2 "$RC"
 assert_match "backend with a bad config names file:line:col" 'unknown.yaml:3:3' "$ERR"
 
 # A good config drives the backend (flags still apply on top of it).
+# (its listener is replaced by start_backend's --listen; without one
+# check-config would refuse it, as backend -c does without --listen)
 cat >"$T_DIR/good.yaml" <<'EOF'
+listeners:
+  - address: 127.0.0.1:0
 backend:
   era: legacy
   id: from-config
