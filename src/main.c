@@ -6,14 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <event2/event.h>
-#include <jansson.h>
-#include <nghttp2/nghttp2ver.h>
-#include <openssl/opensslv.h>
-#include <yaml.h>
-#include <http_parser.h>
-#include <hiredis/hiredis.h>
 
+#include "core/cli.h"
 #include "core/commands.h"
 #include "core/errors.h"
 #include "modules/redis_store/redis_store.h"
@@ -25,29 +19,27 @@ static void usage(FILE *out)
 	      "A gateway for the Model Context Protocol.\n"
 	      "\n"
 	      "Commands:\n"
-	      "  serve          run the gateway (stateless mode: balance modern MCP requests)\n"
-	      "  backend        run the reference MCP server (legacy, modern or dual era)\n"
+	      "  serve          run the gateway in front of MCP server replicas, in one of\n"
+	      "                 three modes (--mode):\n"
+	      "                   auto       (default) per request: legacy (2025-11-25)\n"
+	      "                              sessions terminated by the gateway, pinned\n"
+	      "                              and re-pinned; modern (2026-07-28) requests\n"
+	      "                              balanced on their own\n"
+	      "                   stateless  every request balanced on its own (modern\n"
+	      "                              servers); GET and DELETE answer 405\n"
+	      "                   stateful   legacy sessions terminated, for a legacy-only\n"
+	      "                              fleet\n"
+	      "  backend        run the reference MCP server (--era legacy, modern or dual)\n"
 	      "  load           drive MCP servers with load and check latency gates\n"
-	      "  check-config   validate a configuration file and exit\n"
-	      "  version        print version and library versions\n"
+	      "  check-config   validate a configuration file as serve or backend would at\n"
+	      "                 start (or a load scenario) and exit\n"
+	      "  version        print version and library versions (also --version, and\n"
+	      "                 COMMAND --version)\n"
 	      "  help           show this text\n"
 	      "\n"
 	      "Run 'mcpgw COMMAND --help' for a command's options.\n"
 	      "Exit status: 0 success, 1 runtime failure, 2 usage or configuration error.\n",
 	      out);
-}
-
-static int cmd_version(void)
-{
-	printf("mcpgw %s\n", PACKAGE_VERSION);
-	printf("  libevent %s, nghttp2 %s, %s, jansson %s, libyaml %s,\n"
-	       "  http-parser %lu.%lu.%lu, hiredis %d.%d.%d\n",
-	       event_get_version(), NGHTTP2_VERSION, OPENSSL_VERSION_TEXT,
-	       JANSSON_VERSION, yaml_get_version_string(),
-	       http_parser_version() >> 16 & 255, http_parser_version() >> 8 & 255,
-	       http_parser_version() & 255, HIREDIS_MAJOR, HIREDIS_MINOR,
-	       HIREDIS_PATCH);
-	return MGW_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -74,7 +66,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "check-config") == 0)
 		return mgw_check_config_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
-		return cmd_version();
+		return mgw_cli_version(stdout);
 	if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 ||
 	    strcmp(cmd, "-h") == 0) {
 		usage(stdout);

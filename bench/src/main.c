@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "core/cli.h"
 #include "core/errors.h"
 #include "util/parse.h"
 #include "util/rand.h"
@@ -118,6 +119,7 @@ static const char usage_text[] =
 "                       next to mcpgw-bench, else mcpgw on PATH)\n"
 "  --redis-server PATH  redis-server to run (default: on PATH)\n"
 "  -h, --help           this text\n"
+"  --version            the version (and the libraries built in)\n"
 "\n"
 "Writes DIR/report.md, report.json, report.csv, report.html,\n"
 "versions.txt, runs/SCENE/CELL-rNN.json (the load client's report, kill\n"
@@ -557,6 +559,7 @@ enum {
 	OPT_DURATION, OPT_RATE, OPT_KILL_AT, OPT_KILL_SIGNAL, OPT_READINESS,
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
 	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
+	OPT_VERSION,
 	OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
 	OPT_NO_LIST_TOOLS,
 };
@@ -587,6 +590,7 @@ static const struct option long_opts[] = {
 	 * starts, so the scheduled kill finds it dead (doc/bench.md) */
 	{ "test-prekill", no_argument, NULL, OPT_TEST_PREKILL },
 	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -612,6 +616,8 @@ static int parse_args(struct run *R, int argc, char **argv)
 		case 'h':
 			fputs(usage_text, stdout);
 			return MGW_EXIT_OK;
+		case OPT_VERSION:
+			return mgw_cli_version(stdout);
 		case OPT_QUICK: o->quick = 1; break;
 		case OPT_REPS:
 			rc = parse_num("--reps", optarg, 1, 1000, &v);

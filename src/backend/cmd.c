@@ -111,6 +111,8 @@ static void usage(FILE *out)
 "        Logs go to stderr; client faults are logged at info.  Default: info.\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
+"  --version\n"
+"        Print the version (and the libraries built in) and exit.\n"
 "\n"
 "DURATION is a number of seconds or a number with ms, s, m or h.\n"
 "Other paths: GET /healthz answers 'ok'; GET /stats answers counters as JSON\n"

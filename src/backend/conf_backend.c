@@ -36,7 +36,7 @@ static const struct mgw_cfg_field backend_fields[] = {
 	 .def = "redis://127.0.0.1:6379", .check = mgw_cfg_check_redis_url},
 	/* read at startup: a typo fails check-config, not the first handle */
 	{.key = "key_file", .type = MGW_CFG_STRING, B(key_file),
-	 .check = mgw_cfg_check_file},
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_keyfile},
 	{.key = "sse", .type = MGW_CFG_ENUM, B(sse), .enums = sse_modes,
 	 .def = "never"},
 	{.key = "delay_ms", .type = MGW_CFG_INT, B(delay_ms),

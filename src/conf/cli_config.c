@@ -35,6 +35,8 @@ int mgw_cli_server_begin(const struct mgw_cli_server_cmd *cmd, int argc,
 		cmd->usage(stdout);
 		return MGW_EXIT_OK;
 	}
+	if (srv->version)
+		return mgw_cli_version(stdout);
 	*cfg = mgw_cli_config_load(cmd->name, srv->config);
 	return *cfg ? 0 : MGW_EXIT_USAGE;
 }

@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "core/cfgcheck.h"
+#include "util/keyfile.h"
 #include "util/parse.h"
 #include "util/redis_url.h"
 #include "util/url.h"
@@ -108,4 +111,16 @@ int mgw_cfg_check_file(const char *s, char *why, size_t whylen)
 	}
 	close(fd);
 	return 0;
+}
+
+int mgw_cfg_check_keyfile(const char *s, char *why, size_t whylen)
+{
+	struct mgw_key256 keys[MGW_CFG_KEYFILE_MAX];
+	int n;
+
+	if (mgw_cfg_check_file(s, why, whylen) != 0)
+		return -1;
+	n = mgw_keyfile_load(s, keys, MGW_CFG_KEYFILE_MAX, why, whylen);
+	OPENSSL_cleanse(keys, sizeof(keys));
+	return n < 1 ? -1 : 0;
 }

@@ -31,4 +31,13 @@ int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen);
  * files): a typo fails check-config rather than the first request. */
 int mgw_cfg_check_file(const char *s, char *why, size_t whylen);
 
+/* Most keys a key file may hold (the sealed session store and the
+ * backend's HMAC handles read at most this many). */
+#define MGW_CFG_KEYFILE_MAX 16
+
+/* mgw_cfg_check_file, and the file reads as a key file (util/keyfile.h:
+ * "KID HEX64" lines, 1 to MGW_CFG_KEYFILE_MAX keys): a bad line fails
+ * check-config and the configuration load, not the store's start. */
+int mgw_cfg_check_keyfile(const char *s, char *why, size_t whylen);
+
 #endif

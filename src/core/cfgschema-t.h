@@ -29,6 +29,10 @@ enum mgw_cfg_type {
 /* Field flags. */
 #define MGW_CFG_REQUIRED 0x1u /* absent key is an error */
 #define MGW_CFG_PRESENCE 0x2u /* SECTION: record presence at aux */
+#define MGW_CFG_FILE     0x4u /* STRING: a file name; a relative one is
+                               * taken from the configuration file's
+                               * folder (mgw_cfg_ctx.dir), and the check
+                               * and the snapshot get the resolved name */
 
 struct mgw_cfg_enum {
 	const char *name;      /* spelling in the file; NULL ends the table */
@@ -93,6 +97,8 @@ struct mgw_cfg_scope {
 /* Error reporting state while a document is applied. */
 struct mgw_cfg_ctx {
 	const char *name;     /* file name in messages */
+	const char *dir;      /* folder of that file, for MGW_CFG_FILE
+	                       * values (NULL: names stay as written) */
 	char *err;
 	size_t errlen;
 	char path[256];       /* key path of the value being applied */

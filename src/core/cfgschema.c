@@ -160,20 +160,43 @@ static void store_string(void *p, char *s)
 typedef int (*convert_fn)(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
                           void *base, const struct mgw_cfg_node *n);
 
+/* A copy of a file name value: relative to c->dir when the field is a
+ * file and the name is relative, as written otherwise. */
+static char *file_name(const struct mgw_cfg_ctx *c,
+                       const struct mgw_cfg_field *f, const char *text)
+{
+	size_t dl, tl;
+	char *s;
+
+	if (!(f->flags & MGW_CFG_FILE) || !c->dir || !*text || *text == '/')
+		return strdup(text);
+	dl = strlen(c->dir);
+	tl = strlen(text);
+	s = malloc(dl + 1 + tl + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, c->dir, dl);
+	s[dl] = '/';
+	memcpy(s + dl + 1, text, tl + 1);
+	return s;
+}
+
 static int conv_string(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
                        void *base, const struct mgw_cfg_node *n)
 {
-	char why[128] = "";
+	char why[256] = "";
 	char *s;
 	int rc = need_text(c, n, "a string");
 
 	if (rc != 0)
 		return rc;
-	if (f->check && f->check(n->text, why, sizeof(why)) != 0)
-		return mgw_cfg_fail(c, n, NULL, "%s", why);
-	s = strdup(n->text);
+	s = file_name(c, f, n->text);
 	if (!s)
 		return out_of_memory(c, n);
+	if (f->check && f->check(s, why, sizeof(why)) != 0) {
+		free(s);
+		return mgw_cfg_fail(c, n, NULL, "%s", why);
+	}
 	store_string((char *)base + f->off, s);
 	return 0;
 }

@@ -27,6 +27,7 @@ enum {
 	MGW_CLI_OPT_TLS_CERT,
 	MGW_CLI_OPT_TLS_KEY,
 	MGW_CLI_OPT_LOG_LEVEL,
+	MGW_CLI_OPT_VERSION,
 };
 
 /* The options every server command (serve, backend) takes, as given. */
@@ -35,6 +36,7 @@ struct mgw_cli_server {
 	struct mgw_cli_listen listen; /* --listen, --tls-cert, --tls-key */
 	const char *log_level;        /* --log-level */
 	int help;                     /* -h, --help */
+	int version;                  /* --version */
 };
 
 /* One option found by mgw_cli_parse: c is what getopt_long returned for

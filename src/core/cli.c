@@ -8,6 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <event2/event.h>
+#include <hiredis/hiredis.h>
+#include <http_parser.h>
+#include <jansson.h>
+#include <nghttp2/nghttp2ver.h>
+#include <openssl/opensslv.h>
+#include <yaml.h>
+
 #include "core/cli.h"
 #include "core/config.h"
 #include "core/errors.h"
@@ -23,6 +31,20 @@ int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'mcpgw %s --help'.\n", cmd);
 	return MGW_EXIT_USAGE;
+}
+
+int mgw_cli_version(FILE *out)
+{
+	unsigned long hp = http_parser_version();
+
+	fprintf(out, "mcpgw %s\n", PACKAGE_VERSION);
+	fprintf(out, "  libevent %s, nghttp2 %s, %s, jansson %s, libyaml %s,\n"
+	        "  http-parser %lu.%lu.%lu, hiredis %d.%d.%d\n",
+	        event_get_version(), NGHTTP2_VERSION, OPENSSL_VERSION_TEXT,
+	        JANSSON_VERSION, yaml_get_version_string(), hp >> 16 & 255,
+	        hp >> 8 & 255, hp & 255, HIREDIS_MAJOR, HIREDIS_MINOR,
+	        HIREDIS_PATCH);
+	return fflush(out) == 0 ? MGW_EXIT_OK : MGW_EXIT_RUNTIME;
 }
 
 int mgw_cli_parse(const char *cmd, int argc, char **argv,
@@ -106,6 +128,7 @@ static int on_server_opt(int c, char *v, void *arg)
 	switch (c) {
 	case 'c': s->config = v; return 0;
 	case 'h': s->help = 1; return 0;
+	case MGW_CLI_OPT_VERSION: s->version = 1; return 0;
 	case MGW_CLI_OPT_LISTEN: return mgw_cli_listen_add(p->cmd, &s->listen, v);
 	case MGW_CLI_OPT_TLS_CERT: s->listen.tls_cert = v; return 0;
 	case MGW_CLI_OPT_TLS_KEY: s->listen.tls_key = v; return 0;
@@ -126,16 +149,19 @@ int mgw_cli_parse_server(const char *cmd, int argc, char **argv,
 }
 
 /* The --listen flags, each checked to be HOST:PORT, with the TLS files. */
-static int flag_specs(const char *cmd, const struct mgw_cli_listen *l,
-                      struct mgw_listen_spec *out, size_t *n_out)
+static int flag_specs(const struct mgw_cli_listen *l,
+                      struct mgw_listen_spec *out, size_t *n_out, char *why,
+                      size_t whylen)
 {
 	for (size_t i = 0; i < l->n; i++) {
 		char host[256];
 		uint16_t port;
 
-		if (mgw_parse_hostport(l->address[i], host, sizeof(host), &port) != 0)
-			return mgw_cli_usage_error(cmd, "invalid --listen '%s' "
-			                           "(HOST:PORT)", l->address[i]);
+		if (mgw_parse_hostport(l->address[i], host, sizeof(host), &port) != 0) {
+			snprintf(why, whylen, "invalid --listen '%s' (HOST:PORT)",
+			         l->address[i]);
+			return MGW_EINVAL;
+		}
 		out[(*n_out)++] = (struct mgw_listen_spec){l->address[i],
 		                                           l->tls_cert, l->tls_key};
 	}
@@ -143,21 +169,49 @@ static int flag_specs(const char *cmd, const struct mgw_cli_listen *l,
 }
 
 /* The file's listeners (the configuration checked their addresses). */
-static int file_specs(const char *cmd, const struct mgw_cli_listen *l,
+static int file_specs(const struct mgw_cli_listen *l,
                       const struct mgw_listener_conf *file, size_t n_file,
                       const char *too_many, struct mgw_listen_spec *out,
-                      size_t *n_out)
+                      size_t *n_out, char *why, size_t whylen)
 {
-	if (l->tls_cert)
-		return mgw_cli_usage_error(cmd, "--tls-cert applies to --listen "
-		                           "listeners; none given");
-	if (n_file > MGW_CLI_MAX_LISTEN)
-		return mgw_cli_usage_error(cmd, "%zu listeners%s at most %d", n_file,
-		                           too_many, MGW_CLI_MAX_LISTEN);
+	if (l->tls_cert) {
+		snprintf(why, whylen, "--tls-cert applies to --listen listeners; "
+		         "none given");
+		return MGW_EINVAL;
+	}
+	if (n_file > MGW_CLI_MAX_LISTEN) {
+		snprintf(why, whylen, "%zu listeners%s at most %d", n_file, too_many,
+		         MGW_CLI_MAX_LISTEN);
+		return MGW_EINVAL;
+	}
 	for (size_t i = 0; i < n_file; i++)
 		out[(*n_out)++] = (struct mgw_listen_spec){file[i].address,
 		                                           file[i].tls_cert,
 		                                           file[i].tls_key};
+	return 0;
+}
+
+int mgw_listen_specs(const struct mgw_cli_listen *l,
+                     const struct mgw_listener_conf *file, size_t n_file,
+                     const char *too_many, struct mgw_listen_spec *out,
+                     size_t *n_out, char *why, size_t whylen)
+{
+	int rc;
+
+	*n_out = 0;
+	if (!l->tls_cert != !l->tls_key) {
+		snprintf(why, whylen, "--tls-cert and --tls-key go together");
+		return MGW_EINVAL;
+	}
+	rc = l->n ? flag_specs(l, out, n_out, why, whylen)
+	          : file_specs(l, file, n_file, too_many, out, n_out, why, whylen);
+	if (rc)
+		return rc;
+	if (*n_out == 0) {
+		snprintf(why, whylen, "no listener: give --listen HOST:PORT or a "
+		         "listeners: section");
+		return MGW_EINVAL;
+	}
 	return 0;
 }
 
@@ -166,19 +220,11 @@ int mgw_cli_listen_specs(const char *cmd, const struct mgw_cli_listen *l,
                          const char *too_many, struct mgw_listen_spec *out,
                          size_t *n_out)
 {
-	int rc;
+	char why[256];
 
-	*n_out = 0;
-	if (!l->tls_cert != !l->tls_key)
-		return mgw_cli_usage_error(cmd, "--tls-cert and --tls-key go "
-		                           "together");
-	rc = l->n ? flag_specs(cmd, l, out, n_out)
-	          : file_specs(cmd, l, file, n_file, too_many, out, n_out);
-	if (rc)
-		return rc;
-	if (*n_out == 0)
-		return mgw_cli_usage_error(cmd, "no listener: give --listen "
-		                           "HOST:PORT");
+	if (mgw_listen_specs(l, file, n_file, too_many, out, n_out, why,
+	                     sizeof(why)) != 0)
+		return mgw_cli_usage_error(cmd, "%s", why);
 	return 0;
 }
 

@@ -20,6 +20,11 @@ struct mgw_listener_conf;
 int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Prints what `mcpgw --version` prints (the version, then the libraries
+ * built in) on out: every command's --version.  Returns MGW_EXIT_OK, or
+ * MGW_EXIT_RUNTIME when out cannot be written. */
+int mgw_cli_version(FILE *out);
+
 /* Runs getopt_long over argv (argv[0] is the subcommand) from the start,
  * with getopt's own messages off, and hands every option to on_opt.
  * shortopts must begin with ':' so that a missing value is told from an
@@ -52,6 +57,7 @@ int mgw_cli_log_level(const char *cmd, const char *value,
 #define MGW_CLI_SERVER_OPTIONS                                              \
 	{"config", required_argument, NULL, 'c'},                          \
 	{"help", no_argument, NULL, 'h'},                                  \
+	{"version", no_argument, NULL, MGW_CLI_OPT_VERSION},               \
 	{"listen", required_argument, NULL, MGW_CLI_OPT_LISTEN},           \
 	{"tls-cert", required_argument, NULL, MGW_CLI_OPT_TLS_CERT},       \
 	{"tls-key", required_argument, NULL, MGW_CLI_OPT_TLS_KEY},         \
@@ -68,6 +74,14 @@ int mgw_cli_parse_server(const char *cmd, int argc, char **argv,
 /* The --listen flag: mgw_cli_repeat into l (at most MGW_CLI_MAX_LISTEN). */
 int mgw_cli_listen_add(const char *cmd, struct mgw_cli_listen *l,
                        const char *address);
+
+/* What mgw_cli_listen_specs checks and builds, with the reason in why
+ * instead of a printed usage error (for `mcpgw check-config`, which
+ * refuses what the servers refuse).  Returns 0 or MGW_EINVAL. */
+int mgw_listen_specs(const struct mgw_cli_listen *l,
+                     const struct mgw_listener_conf *file, size_t n_file,
+                     const char *too_many, struct mgw_listen_spec *out,
+                     size_t *n_out, char *why, size_t whylen);
 
 /* The listeners to bind, into out (MGW_CLI_MAX_LISTEN entries): the
  * --listen flags with --tls-cert/--tls-key when any was given (they

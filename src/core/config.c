@@ -39,10 +39,12 @@ const struct mgw_cfg_enum mgw_cfg_log_levels[] = {
 static const struct mgw_cfg_field tls_fields[] = {
 	{.key = "cert", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_listener_conf, tls_cert),
-	 .flags = MGW_CFG_REQUIRED, .check = mgw_cfg_check_nonempty},
+	 .flags = MGW_CFG_REQUIRED | MGW_CFG_FILE,
+	 .check = mgw_cfg_check_nonempty},
 	{.key = "key", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_listener_conf, tls_key),
-	 .flags = MGW_CFG_REQUIRED, .check = mgw_cfg_check_nonempty},
+	 .flags = MGW_CFG_REQUIRED | MGW_CFG_FILE,
+	 .check = mgw_cfg_check_nonempty},
 };
 static const struct mgw_cfg_section tls_section = {
 	.size = sizeof(struct mgw_listener_conf),
@@ -207,11 +209,14 @@ static void fail_plain(char *err, size_t errlen, const char *name,
 		snprintf(err, errlen, "%s: %s", name, msg);
 }
 
-void *mgw_cfg_root_load_string(const struct mgw_cfg_root *r, const char *name,
-                               const char *text, size_t len, char *err,
-                               size_t errlen)
+/* Loads text named name; MGW_CFG_FILE values resolve against dir (may be
+ * NULL). */
+static void *load_text(const struct mgw_cfg_root *r, const char *name,
+                       const char *dir, const char *text, size_t len,
+                       char *err, size_t errlen)
 {
-	struct mgw_cfg_ctx ctx = {.name = name, .err = err, .errlen = errlen};
+	struct mgw_cfg_ctx ctx = {.name = name, .dir = dir, .err = err,
+	                          .errlen = errlen};
 	struct mgw_cfg_node *tree = NULL;
 	struct merged m;
 	void *obj = NULL;
@@ -234,7 +239,37 @@ fail:
 	return NULL;
 }
 
+void *mgw_cfg_root_load_string(const struct mgw_cfg_root *r, const char *name,
+                               const char *text, size_t len, char *err,
+                               size_t errlen)
+{
+	return load_text(r, name, NULL, text, len, err, errlen);
+}
+
 /* ---- files ---- */
+
+/* The folder of the file path, absolute when it can be made so (a
+ * reload after a chdir still finds the same files): a malloc'd string,
+ * or NULL when out of memory. */
+static char *folder_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir, *abs;
+
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return NULL;
+	abs = realpath(dir, NULL);
+	if (!abs)
+		return dir;
+	free(dir);
+	return abs;
+}
 
 /* Reads at most MGW_CFG_MAX_BYTES + 1 bytes so that a file growing while
  * it is read is still caught by the size limit.  O_NONBLOCK keeps a FIFO
@@ -290,11 +325,19 @@ void *mgw_cfg_root_load(const struct mgw_cfg_root *r, const char *path,
 {
 	void *obj;
 	size_t len = 0;
-	char *text = read_file(path, &len, err, errlen);
+	char *text = read_file(path, &len, err, errlen), *dir;
 
 	if (!text)
 		return NULL;
-	obj = mgw_cfg_root_load_string(r, path, text, len, err, errlen);
+	dir = folder_of(path);
+	if (!dir) {
+		free(text);
+		fail_plain(err, errlen, path, "out of memory");
+		return NULL;
+	}
+	obj = load_text(r, path, strcmp(dir, "/") == 0 ? "" : dir, text, len,
+	                err, errlen);
+	free(dir);
 	free(text);
 	return obj;
 }

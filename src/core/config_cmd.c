@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/cli.h"
 #include "core/config_cmd.h"
 #include "core/errors.h"
 
@@ -22,6 +23,7 @@ static void usage(FILE *out)
 	      "  -s, --scenario FILE check a `mcpgw load` scenario file instead\n"
 	      "  -q, --quiet         print nothing on success\n"
 	      "  -h, --help          show this text\n"
+	      "      --version       print the version and exit\n"
 	      "\n"
 	      "Exit status: 0 valid, 2 invalid file or usage error.\n"
 	      "Errors are printed as FILE:LINE:COLUMN: KEY.PATH: message.\n",
@@ -33,6 +35,7 @@ struct options {
 	int scenario; /* file is a load scenario, not a configuration */
 	int quiet;
 	int help;
+	int version;
 };
 
 /* One file per run: a second -c/-s would silently replace the first
@@ -59,6 +62,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->quiet = 1;
 		} else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			o->help = 1;
+		} else if (strcmp(a, "--version") == 0) {
+			o->version = 1;
 		} else if (strcmp(a, "-c") == 0 || strcmp(a, "--config") == 0) {
 			if (i + 1 >= argc) {
 				fprintf(stderr, "mcpgw check-config: %s needs a FILE\n", a);
@@ -111,6 +116,8 @@ int mgw_check_config_run(int argc, char **argv,
 		usage(stdout);
 		return MGW_EXIT_OK;
 	}
+	if (o.version)
+		return mgw_cli_version(stdout);
 	if (!o.file || !*o.file) {
 		fprintf(stderr, "mcpgw check-config: no file given (-c FILE)\n");
 		usage(stderr);

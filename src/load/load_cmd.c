@@ -161,6 +161,8 @@ static void usage(FILE *out)
 "\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
+"  --version\n"
+"        Print the version (and the libraries built in) and exit.\n"
 "\n"
 "DURATION is a number of seconds or a number with ms, s, m or h.  The\n"
 "table shows one row per phase: phase, conc/rate, reqs, rps, ok%, mean,\n"
@@ -183,6 +185,7 @@ enum {
 
 static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, MGW_CLI_OPT_VERSION},
 	{"target", required_argument, NULL, OPT_TARGET},
 	{"dialect", required_argument, NULL, OPT_DIALECT},
 	{"concurrency", required_argument, NULL, OPT_CONCURRENCY},
@@ -238,7 +241,7 @@ struct flags {
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
-	int http2, quiet, list_tools, spread_users, help;
+	int http2, quiet, list_tools, spread_users, help, version;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -255,6 +258,7 @@ static int on_opt(int c, char *v, void *arg)
 
 	switch (c) {
 	case 'h': f->help = 1; break;
+	case MGW_CLI_OPT_VERSION: f->version = 1; break;
 	case OPT_TARGET: return repeat(f->targets, &f->n_targets, v, "--target");
 	case OPT_ARG: return repeat(f->args, &f->n_args, v, "--arg");
 	case OPT_AUTH_HEADER:
@@ -837,6 +841,8 @@ int mgw_load_main(int argc, char **argv)
 		usage(stdout);
 		return MGW_EXIT_OK;
 	}
+	if (f.version)
+		return mgw_cli_version(stdout);
 	rc = mgw_cli_log_level("load", f.log_level, MGW_LOG_WARN);
 	if (rc != 0)
 		return rc;

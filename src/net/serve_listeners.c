@@ -11,20 +11,46 @@
 #include "net/serve_listeners.h"
 #include "net/tls.h"
 
-/* The TLS context of a listener, or NULL for a plain one (*tls). */
-static int make_tls(const struct mgw_serve_listeners *sl,
-                    const struct mgw_listen_spec *ls, SSL_CTX **tls)
+/* The TLS context of listener ls into *tls (NULL for a plain one).
+ * Returns 0, or MGW_EINVAL with "TLS for ADDRESS: reason" in err. */
+static int tls_ctx(const struct mgw_listen_spec *ls, SSL_CTX **tls, char *err,
+                   size_t errlen)
 {
-	char err[512];
+	char why[512];
 
 	*tls = NULL;
 	if (!ls->cert)
 		return 0;
-	*tls = mgw_tls_server_ctx(ls->cert, ls->key, err, sizeof(err));
+	*tls = mgw_tls_server_ctx(ls->cert, ls->key, why, sizeof(why));
 	if (*tls)
 		return 0;
-	fprintf(stderr, "mcpgw %s: TLS for %s: %s\n", sl->cmd, ls->address, err);
+	snprintf(err, errlen, "TLS for %s: %s", ls->address, why);
 	return MGW_EINVAL;
+}
+
+static int make_tls(const struct mgw_serve_listeners *sl,
+                    const struct mgw_listen_spec *ls, SSL_CTX **tls)
+{
+	char err[600];
+	int rc = tls_ctx(ls, tls, err, sizeof(err));
+
+	if (rc)
+		fprintf(stderr, "mcpgw %s: %s\n", sl->cmd, err);
+	return rc;
+}
+
+int mgw_serve_listeners_check(const struct mgw_listen_spec *ls, size_t n,
+                              char *err, size_t errlen)
+{
+	for (size_t i = 0; i < n; i++) {
+		SSL_CTX *tls;
+		int rc = tls_ctx(&ls[i], &tls, err, errlen);
+
+		if (rc)
+			return rc;
+		SSL_CTX_free(tls);
+	}
+	return 0;
 }
 
 /* Worker 0 binds the listener's address into bound, the others bind what

@@ -48,4 +48,11 @@ struct mgw_serve_listeners {
 int mgw_serve_listeners_open(struct mgw_serve_listeners *sl,
                              const struct mgw_listen_spec *ls, size_t n);
 
+/* What mgw_serve_listeners_open refuses before binding, without binding:
+ * every TLS listener's certificate and key load (PEM, matching, not
+ * encrypted).  Returns 0, or MGW_EINVAL with "TLS for ADDRESS: reason" in
+ * err, the words mgw_serve_listeners_open prints after "mcpgw CMD: ". */
+int mgw_serve_listeners_check(const struct mgw_listen_spec *ls, size_t n,
+                              char *err, size_t errlen);
+
 #endif

@@ -116,7 +116,7 @@ struct mgw_route_conf {
 enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
 
 struct mgw_serve_conf {
-	enum mgw_mode_conf mode;   /* mode (stateless) */
+	enum mgw_mode_conf mode;   /* mode (auto) */
 	uint32_t workers;          /* workers (0 = one per core) */
 	struct mgw_upstream_conf *upstreams;
 	size_t n_upstreams;
@@ -132,6 +132,8 @@ struct mgw_serve_conf {
 	double drain_delay;        /* drain.delay (0s): on SIGTERM, readyz
 	                            * answers 503 and the listeners keep
 	                            * accepting this long before closing */
+	int keys_given;            /* the file had one of these keys: it is
+	                            * meant for `mcpgw serve` (check-config) */
 };
 
 #endif

@@ -83,7 +83,7 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 
 static const struct mgw_cfg_field serve_fields[] = {
 	{.key = "mode", .type = MGW_CFG_ENUM, S(mode), .enums = modes,
-	 .def = "stateless"},
+	 .def = "auto"},
 	{.key = "workers", .type = MGW_CFG_INT, S(workers), .min = 0,
 	 .max = 1024, .def = "0"},
 	{.key = "upstreams", .type = MGW_CFG_LIST,
@@ -178,6 +178,8 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	struct mgw_serve_conf *s = obj;
 	int rc = check_group_names(c, ups, s);
 
+	for (size_t i = 0; i < sc->sec->nfields; i++)
+		s->keys_given |= sc->val[i] != NULL;
 	if (rc == 0)
 		rc = check_route_groups(c, mgw_cfg_scope_value(sc, "routes"), s);
 	if (rc != 0 || !ups || s->n_routes != 0)

@@ -183,7 +183,7 @@ static const struct mgw_cfg_section outlier_section = {
 /* "tls:" of a group stores into the group itself. */
 static const struct mgw_cfg_field up_tls_fields[] = {
 	{.key = "ca_file", .type = MGW_CFG_STRING, U(tls_ca_file),
-	 .check = mgw_cfg_check_file},
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_file},
 	{.key = "verify", .type = MGW_CFG_BOOL, U(tls_verify), .def = "true"},
 	{.key = "sni", .type = MGW_CFG_STRING, U(tls_sni),
 	 .check = mgw_cfg_check_nonempty},

@@ -22,6 +22,18 @@ enum mgw_health_change {
 	MGW_HEALTH_WENT_DOWN,
 };
 
+/* What one HTTP probe's answer says (mgw_health_classify). */
+enum mgw_probe_answer {
+	MGW_PROBE_PASS = 0,     /* the expected status */
+	MGW_PROBE_LEGACY,       /* 400, 404 or 405 with a JSON-RPC error
+	                         * body: an MCP server that wants a session
+	                         * first (a legacy-era server asked a modern
+	                         * request) */
+	MGW_PROBE_NOT_FOUND,    /* 404 without a JSON-RPC body: no MCP
+	                         * server at that path */
+	MGW_PROBE_OTHER,        /* any other status */
+};
+
 /* Counters of one checker (only grow). */
 struct mgw_health_stats {
 	uint64_t probes;        /* probes started */

@@ -20,7 +20,9 @@
 #include "mcp/jsonrpc.h"
 #include "mcp/sep2243.h"
 #include "net/resolve.h"
+#include "proxy/conf_serve.h"
 #include "proxy/health.h"
+#include "proxy/hints.h"
 #include "proxy/upstream.h"
 #include "util/rand.h"
 #include "util/time.h"
@@ -62,6 +64,39 @@ enum mgw_health_change mgw_health_sm_feed(struct mgw_health_sm *sm, int ok,
 	return sm->up ? MGW_HEALTH_WENT_UP : MGW_HEALTH_WENT_DOWN;
 }
 
+/* ---- answers ---- */
+
+/* Body bytes kept from a probe answer: a JSON-RPC error fits. */
+#define PROBE_BODY_MAX 4096
+
+enum mgw_probe_answer mgw_health_classify(int status, int expect_status,
+                                          const void *body, size_t len)
+{
+	struct mgw_jrpc_msg m;
+	int jrpc_error = 0;
+
+	if (status == expect_status)
+		return MGW_PROBE_PASS;
+	if (status != 400 && status != 404 && status != 405)
+		return MGW_PROBE_OTHER;
+	if (len && mgw_jrpc_classify(body, len, 0, &m) == 0) {
+		jrpc_error = m.kind == MGW_JRPC_RESPONSE && m.root &&
+		             json_object_get(m.root, "error") != NULL;
+		mgw_jrpc_msg_deinit(&m);
+	}
+	if (jrpc_error)
+		return MGW_PROBE_LEGACY;
+	return status == 404 ? MGW_PROBE_NOT_FOUND : MGW_PROBE_OTHER;
+}
+
+int mgw_health_conf_is_default(const struct mgw_health_conf *h)
+{
+	return h->type == MGW_PROBE_HTTP && !h->path && !h->n_headers &&
+	       h->expect_status == 200 && h->method &&
+	       strcmp(h->method, "POST") == 0 && h->body &&
+	       strcmp(h->body, mgw_config_default_probe_body) == 0;
+}
+
 /* ---- the checker ---- */
 
 struct probe {
@@ -77,6 +112,12 @@ struct probe {
 	struct mgw_client_req *req;
 	struct mgw_headers hdrs;          /* built once */
 	int status;
+	int era_aware;                    /* the default probe: legacy passes */
+	unsigned char body[PROBE_BODY_MAX]; /* the answer's first bytes */
+	size_t body_len;
+	/* the first round (hints) */
+	int first_done;
+	enum mgw_probe_answer first;      /* PASS for TCP and errors too */
 	/* tcp */
 	struct mgw_resolve_req *rq;
 	struct bufferevent *bev;
@@ -108,6 +149,8 @@ static double jittered(double interval)
 	return interval * f;
 }
 
+static void first_round(struct probe *p, enum mgw_probe_answer a);
+
 static void finish(struct probe *p, int ok, const char *why)
 {
 	struct mgw_health *h = p->h;
@@ -132,6 +175,59 @@ static void finish(struct probe *p, int ok, const char *why)
 	}
 }
 
+/* -- the first round -- */
+
+/* Every server of p's group answered its first probe in the same
+ * telling way: one line at warn (health.h). */
+static void group_hint(struct probe *p, enum mgw_probe_answer a)
+{
+	const struct mgw_upstream_group *g = p->s->group;
+	const struct mgw_serve_conf *sc = g->ups->conf;
+	char msg[512];
+
+	if (a == MGW_PROBE_LEGACY && p->era_aware &&
+	    sc->mode == MGW_MODE_STATELESS)
+		mgw_warn(NULL, "upstream '%s': every server answers the modern "
+		         "health probe as a legacy (2025-11-25) server; stateless "
+		         "mode balances each request on its own, so their sessions "
+		         "break across servers: use mode auto (the default) or "
+		         "stateful", g->name);
+	else if (a == MGW_PROBE_LEGACY && !p->era_aware)
+		mgw_warn(NULL, "upstream '%s': every server answers the health "
+		         "probe as a legacy server (status %d with a JSON-RPC "
+		         "error: it wants a session) and is marked down; remove "
+		         "health.expect_status/body/path to use the default probe, "
+		         "which both eras pass", g->name, p->status);
+	else if (a == MGW_PROBE_NOT_FOUND &&
+	         !mgw_hint_doubled_path(sc, g->index, msg, sizeof(msg)))
+		mgw_warn(NULL, "upstream '%s': every server answers the health "
+		         "probe %s %s with 404 and is marked down; the gateway "
+		         "appends the request path to the server URL's path: check "
+		         "the URLs' paths (or health.path)", g->name,
+		         p->conf->method, p->s->probe_path);
+}
+
+static void first_round(struct probe *p, enum mgw_probe_answer a)
+{
+	struct mgw_health *h = p->h;
+
+	if (p->first_done)
+		return;
+	p->first_done = 1;
+	p->first = a;
+	if (a == MGW_PROBE_PASS || a == MGW_PROBE_OTHER)
+		return;
+	for (size_t i = 0; i < h->n; i++) {
+		const struct probe *q = &h->probes[i];
+
+		if (q->s->group != p->s->group)
+			continue;
+		if (!q->first_done || q->first != a)
+			return;
+	}
+	group_hint(p, a);
+}
+
 /* -- HTTP probe -- */
 
 static void on_head(struct mgw_client_req *r, int status,
@@ -144,28 +240,38 @@ static void on_head(struct mgw_client_req *r, int status,
 	p->status = status;
 }
 
+/* The first bytes are kept: a legacy server's JSON-RPC error. */
 static void on_data(struct mgw_client_req *r, const unsigned char *data,
                     size_t len, void *arg)
 {
+	struct probe *p = arg;
+	size_t room = sizeof(p->body) - p->body_len;
+
 	(void)r;
-	(void)data;
-	(void)len;
-	(void)arg; /* the body is not inspected: the status decides */
+	if (len > room)
+		len = room;
+	memcpy(p->body + p->body_len, data, len);
+	p->body_len += len;
 }
 
 static void on_end(struct mgw_client_req *r, void *arg)
 {
 	struct probe *p = arg;
-	char why[64];
+	enum mgw_probe_answer a;
+	char why[96];
 
 	(void)r;
 	p->req = NULL;
-	if (p->status == p->conf->expect_status) {
+	a = mgw_health_classify(p->status, p->conf->expect_status, p->body,
+	                        p->body_len);
+	first_round(p, a);
+	if (a == MGW_PROBE_PASS || (a == MGW_PROBE_LEGACY && p->era_aware)) {
 		finish(p, 1, "");
 		return;
 	}
-	snprintf(why, sizeof(why), "status %d (expected %d)", p->status,
-	         p->conf->expect_status);
+	snprintf(why, sizeof(why), "status %d (expected %d)%s", p->status,
+	         p->conf->expect_status,
+	         a == MGW_PROBE_LEGACY ? ", a legacy server's answer" : "");
 	finish(p, 0, why);
 }
 
@@ -184,6 +290,7 @@ static void on_error(struct mgw_client_req *r, const struct mgw_client_error *e,
 		snprintf(why, sizeof(why), "%s: %s", cls, msg);
 	(void)r;
 	p->req = NULL;
+	first_round(p, MGW_PROBE_OTHER);
 	finish(p, 0, why);
 }
 
@@ -205,9 +312,11 @@ static void start_http(struct probe *p)
 	int rc;
 
 	p->status = 0;
+	p->body_len = 0;
 	rc = mgw_client_request(p->origin, &spec, &p->req);
 	if (rc != 0) {
 		p->req = NULL;
+		first_round(p, MGW_PROBE_OTHER);
 		snprintf(why, sizeof(why), "request not sent: %s", mgw_strerror(rc));
 		finish(p, 0, why);
 	}
@@ -226,6 +335,7 @@ static void tcp_done(struct probe *p, int ok, const char *why)
 		p->bev = NULL;
 	}
 	evtimer_del(p->deadline);
+	first_round(p, MGW_PROBE_OTHER);
 	finish(p, ok, why);
 }
 
@@ -390,6 +500,7 @@ static int probe_init(struct mgw_health *h, struct probe *p,
 	p->h = h;
 	p->s = s;
 	p->conf = &s->group->conf->health;
+	p->era_aware = mgw_health_conf_is_default(p->conf);
 	mgw_health_sm_init(&p->sm);
 	mgw_headers_init(&p->hdrs);
 	p->tick = evtimer_new(h->base, on_tick, p);

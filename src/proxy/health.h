@@ -20,6 +20,23 @@
  * server that validates them accepts the probe; `headers` are added last.
  * `type: tcp` passes when a TCP connection is established (then closed).
  *
+ * The default probe speaks both eras.  When a group's probe is left at
+ * its default (a POST of the modern server/discover request to the
+ * server's /mcp, expecting 200; interval, timeout, rise and fall may be
+ * set), an answer that shows a legacy-era MCP server
+ * (MGW_PROBE_LEGACY: 400, 404 or 405 with a JSON-RPC error body, which is
+ * what a legacy server says to a request without a session) passes too:
+ * the server is alive and speaks MCP, in the older era.  A configured
+ * probe passes on its expect_status only.
+ *
+ * The first round.  When every server of a group has answered its first
+ * probe, and all in the same telling way, one line is logged at warn:
+ * every server answered as a legacy server while the mode is stateless
+ * (their sessions break across servers: use auto), or while the probe
+ * was configured (they are marked down), or every server answered 404
+ * (a URL path that does not lead to the MCP endpoint; a doubled path,
+ * hints.h, is said at start by `mcpgw serve` instead).
+ *
  * Hysteresis (mgw_health_sm_feed).  A server starts up and undecided: the
  * first probe decides alone (so a replica that is dead at start is out
  * after one probe, and a live one stays in).  After that an up server goes
@@ -44,6 +61,15 @@ void mgw_health_sm_init(struct mgw_health_sm *sm);
  * and fall (both >= 1).  Returns the transition it caused, if any. */
 enum mgw_health_change mgw_health_sm_feed(struct mgw_health_sm *sm, int ok,
                                           uint32_t rise, uint32_t fall);
+
+/* Classifies a probe answer: its status, what the probe expects and the
+ * start of the body (len bytes; at most a few KiB are kept). */
+enum mgw_probe_answer mgw_health_classify(int status, int expect_status,
+                                          const void *body, size_t len);
+
+/* 1 when h is the default HTTP probe (method, path, body, headers and
+ * expect_status as built in), whose legacy answers pass. */
+int mgw_health_conf_is_default(const struct mgw_health_conf *h);
 
 /* Creates a checker on base for every server of ups whose group has
  * health.enabled (others stay up for good).  Nothing runs until

@@ -28,7 +28,9 @@
 #include "proxy/reload.h"
 #include "proxy/serve-t.h"
 #include "proxy/health.h"
+#include "proxy/hints.h"
 #include "proxy/route.h"
+#include "proxy/serve_check.h"
 #include "proxy/stateful.h"
 #include "proxy/upstream.h"
 #include "proxy/worker.h"
@@ -47,13 +49,15 @@ static void usage(FILE *out)
 "       mcpgw serve --listen HOST:PORT --upstream URL [--upstream URL ...] [OPTIONS]\n"
 "\n"
 "Runs the MCP gateway: an HTTP/1.1 and HTTP/2 reverse proxy in front of MCP\n"
-"server replicas.  In stateless mode every POST is balanced over the healthy\n"
-"replicas of its route's upstream group and forwarded byte for byte with its\n"
-"headers intact; SEP-2243 headers of modern (2026-07-28) requests are checked\n"
-"against the body first.  In stateful mode the gateway terminates legacy\n"
-"(2025-11-25) sessions: it mints the session ids clients see, pins each\n"
-"session to a replica, and re-pins it (replaying the client's initialize)\n"
-"when that replica dies, is ejected or forgets the session.\n"
+"server replicas.  Modern (2026-07-28) requests are balanced over the healthy\n"
+"replicas of their route's upstream group, each on its own, and forwarded\n"
+"byte for byte with their headers intact, their SEP-2243 headers checked\n"
+"against the body first.  Legacy (2025-11-25) sessions are terminated by the\n"
+"gateway (auto and stateful modes): it mints the session ids clients see,\n"
+"pins each session to a replica, and re-pins it (replaying the client's\n"
+"initialize) when that replica dies, is ejected or forgets the session.\n"
+"The default health probe passes replicas of either era.  Relative file\n"
+"names in the file (TLS, key and CA files) are taken from its folder.\n"
 "\n"
 "  -c, --config FILE\n"
 "        YAML (or JSON) configuration: listeners:, limits:, timeouts:, log:,\n"
@@ -66,15 +70,21 @@ static void usage(FILE *out)
 "        before anything else.\n"
 "  --upstream URL\n"
 "        A replica, http://HOST[:PORT][/prefix] or https://...; repeatable.\n"
+"        The request path is appended to the prefix: a server whose endpoint\n"
+"        is /mcp is http://HOST:PORT (with /mcp its requests go to /mcp/mcp,\n"
+"        which is logged at start).\n"
 "        Builds one group 'default' and one route taking every path to it,\n"
 "        replacing the file's upstreams: and routes:.\n"
-"  --mode stateless|stateful|auto\n"
-"        stateless balances each request on its own.  stateful terminates\n"
-"        legacy sessions (initialize, Mcp-Session-Id, GET streams, DELETE);\n"
-"        auto does that for legacy traffic and serves modern traffic\n"
-"        statelessly, on the same listeners.  The session store and re-pin\n"
-"        rules are in the file's sessions: section (memory store by\n"
-"        default).  Default: stateless.\n"
+"  --mode auto|stateless|stateful\n"
+"        auto terminates legacy (2025-11-25) sessions and serves modern\n"
+"        (2026-07-28) traffic statelessly, on the same listeners, so it\n"
+"        works in front of servers of either era.  stateless balances each\n"
+"        request on its own (modern servers; GET and DELETE answer 405).\n"
+"        stateful is auto for a legacy-only fleet: every request with\n"
+"        Mcp-Session-Id, and GET or DELETE, is taken as legacy.  The session\n"
+"        store and\n"
+"        re-pin rules are in the file's sessions: section (memory store by\n"
+"        default).  Default: auto (the file's mode:).\n"
 "  --balancer round_robin|least_request|random|hash\n"
 "        Balancer of every upstream group.  hash needs --hash-header (or\n"
 "        hash_header in the file).\n"
@@ -110,6 +120,8 @@ static void usage(FILE *out)
 "        upstream, status, duration).  Off by default (log.access).\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
+"  --version\n"
+"        Print the version (and the libraries built in) and exit.\n"
 "\n"
 "In stateless mode GET and DELETE on the MCP endpoint answer 405.  Errors\n"
 "the gateway makes itself carry a JSON-RPC error with the request id and a\n"
@@ -267,33 +279,14 @@ static int apply_flags(struct mgw_config *cfg, const struct serve_flags *f)
 	return 0;
 }
 
-/* In stateful and auto modes the replicas speak the legacy protocol (or
- * both): the default active probe, a modern server/discover request, is
- * refused by a legacy-only server (it needs a session), which would take
- * every replica out of service.  A group whose probe was left at that
- * default is probed with a TCP connect instead; an HTTP probe the
- * replicas answer (GET /healthz, say) can be configured under health:. */
-static void legacy_probes(struct mgw_config *cfg)
+/* A doubled server URL path (hints.h): one line per group at start. */
+static void path_hints(const struct mgw_serve_conf *s)
 {
-	struct mgw_serve_conf *s = &cfg->serve;
+	char msg[512];
 
-	if (s->mode == MGW_MODE_STATELESS)
-		return;
-	for (size_t gi = 0; gi < s->n_upstreams; gi++) {
-		struct mgw_health_conf *h = &s->upstreams[gi].health;
-
-		if (!h->enabled || h->type != MGW_PROBE_HTTP || h->path ||
-		    h->n_headers || h->expect_status != 200 || !h->method ||
-		    strcmp(h->method, "POST") != 0 || !h->body ||
-		    strcmp(h->body, mgw_config_default_probe_body) != 0)
-			continue;
-		h->type = MGW_PROBE_TCP;
-		mgw_info(NULL, "upstream '%s': health probe is a TCP connect in "
-		         "%s mode (the default HTTP probe is a modern request that "
-		         "legacy servers refuse); configure health: for an HTTP "
-		         "probe", s->upstreams[gi].name,
-		         mgw_config_mode_name(s->mode));
-	}
+	for (size_t gi = 0; gi < s->n_upstreams; gi++)
+		if (mgw_hint_doubled_path(s, gi, msg, sizeof(msg)))
+			mgw_warn(NULL, "%s", msg);
 }
 
 /* ---- running ---------------------------------------------------------- */
@@ -424,14 +417,17 @@ static unsigned default_workers(void)
 int mgw_serve_prepare(const struct serve_flags *f, struct mgw_config *cfg,
                       struct mgw_listen_spec *ls, size_t *n_ls)
 {
+	char err[1024];
 	int rc = apply_flags(cfg, f);
 
 	if (rc)
 		return rc;
-	legacy_probes(cfg);
-	if (!cfg->has_serve || cfg->serve.n_upstreams == 0)
-		return usage_error("no upstream: give --upstream URL or an "
-		                   "upstreams: section");
+	rc = mgw_serve_check(cfg, err, sizeof(err));
+	if (rc == MGW_ENOMEM)
+		return MGW_EXIT_RUNTIME;
+	if (rc)
+		return usage_error("%s", err);
+	path_hints(&cfg->serve);
 	return mgw_cli_listen_specs("serve", &f->srv.listen, cfg->listeners,
 	                            cfg->n_listeners, ":", ls, n_ls);
 }

@@ -136,7 +136,7 @@ static const struct mgw_cfg_field sessions_fields[] = {
 	 SS(max_initialize_bytes), .min = 64, .max = 16 * MGW_CFG_MiB,
 	 .def = "64KiB"},
 	{.key = "key_file", .type = MGW_CFG_STRING, SS(key_file),
-	 .check = mgw_cfg_check_file},
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_keyfile},
 	{.key = "bind_principal", .type = MGW_CFG_BOOL, SS(bind_principal),
 	 .def = "false"},
 	{.key = "max_repin_attempts", .type = MGW_CFG_INT,

@@ -115,7 +115,23 @@ for f in "$TOP_SRCDIR"/conf/*.yaml "$TOP_SRCDIR"/conf/*.yml "$TOP_SRCDIR"/conf/*
 	N=$((N + 1))
 	case $(basename "$f") in
 	load-*) run cc "$MCPGW" check-config --scenario "$f" ;; # mcpgw load scenarios
-	*) run cc "$MCPGW" check-config -c "$f" ;;
+	*)
+		if grep -q '^ *cert: tls/cert.pem' "$f"; then
+			# Its TLS files are named relative to its folder: without
+			# them it is refused; a copy next to a fresh certificate
+			# passes, checked from another working directory.
+			run cc "$MCPGW" check-config -c "$f"
+			assert_eq "check-config refuses $(basename "$f") without its TLS files" 2 "$RC"
+			assert_match "the refusal names $(basename "$f")'s certificate in its folder" "/conf/tls/cert.pem" "$ERR"
+			mkdir -p "$T_DIR/example/tls"
+			cp "$f" "$T_DIR/example/"
+			( cd "$T_DIR" && gen_cert && mv "$CERT" "$KEY" "$T_DIR/example/tls/" )
+			f=$T_DIR/example/$(basename "$f")
+			run cc env -C / "$MCPGW" check-config -c "$f"
+		else
+			run cc "$MCPGW" check-config -c "$f"
+		fi
+		;;
 	esac
 	assert_eq "check-config accepts $(basename "$f")" 0 "$RC"
 	[ "$RC" = 0 ] || log "$ERR"
@@ -149,7 +165,11 @@ assert_eq "backend with a bad config exits 2" 2 "$RC"
 assert_match "backend with a bad config names file:line:col" 'unknown.yaml:3:3' "$ERR"
 
 # A good config drives the backend (flags still apply on top of it).
+# (its listener is replaced by start_backend's --listen; without one
+# check-config would refuse it, as backend -c does without --listen)
 cat >"$T_DIR/good.yaml" <<'EOF'
+listeners:
+  - address: 127.0.0.1:0
 backend:
   era: legacy
   id: from-config

@@ -24,9 +24,11 @@ start_backend --era modern --id r2 --record 200
 R2=$B_ADDR
 
 # TCP health probes: the replicas' records then hold only client traffic.
+# The stateless mode (not the default auto): GET and DELETE answer 405.
 cat >"$T_DIR/serve.yaml" <<EOF
 listeners:
   - address: 127.0.0.1:0
+mode: stateless
 upstreams:
   - name: pool
     servers:

@@ -313,7 +313,8 @@ static void test_specs_errors(void **state)
 	assert_int_equal(specs(&l, NULL, 0, out, &n), MGW_EXIT_USAGE);
 	assert_int_equal(n, 0);
 	assert_string_equal(cap.err, "mcpgw demo: no listener: give --listen "
-	                    "HOST:PORT\nTry 'mcpgw demo --help'.\n");
+	                    "HOST:PORT or a listeners: section\nTry 'mcpgw demo "
+	                    "--help'.\n");
 
 	l.tls_key = "k.pem";
 	assert_int_equal(specs(&l, file2, 2, out, &n), MGW_EXIT_USAGE);

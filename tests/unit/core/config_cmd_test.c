@@ -128,9 +128,9 @@ static void test_no_backend_section(void **state)
 	char path[64], want[256];
 
 	(void)state;
-	write_file(path, "log: {level: warn}\n");
+	write_file(path, "log: {level: warn}\nlisteners: [{address: ':0'}]\n");
 	assert_int_equal(RUN("-c", path), MGW_EXIT_OK);
-	snprintf(want, sizeof(want), "%s: ok\nlisteners: 0, no backend section\n",
+	snprintf(want, sizeof(want), "%s: ok\nlisteners: 1, no backend section\n",
 	         path);
 	assert_string_equal(out, want);
 	unlink(path);
@@ -143,13 +143,57 @@ static void test_serve_summary(void **state)
 	(void)state;
 	write_file(path, "upstreams:\n  - name: a\n    servers:\n"
 	                 "      - url: http://h:1\n      - url: http://h:2\n"
-	                 "mode: auto\n");
+	                 "mode: auto\nlisteners: [{address: ':0'}]\n");
 	assert_int_equal(RUN("-c", path), MGW_EXIT_OK);
-	snprintf(want, sizeof(want), "%s: ok\nlisteners: 0, no backend section\n"
+	snprintf(want, sizeof(want), "%s: ok\nlisteners: 1, no backend section\n"
 	         "serve: mode auto, 1 upstream group, 2 servers, 1 route\n",
 	         path);
 	assert_string_equal(out, want);
 	unlink(path);
+}
+
+/* What serve (or backend) refuses at start is refused here too, with
+ * the words they use, the file named first. */
+static void test_start_refusals(void **state)
+{
+	char path[64], want[512];
+
+	(void)state;
+	/* a serve key but no upstreams */
+	write_file(path, "mode: auto\nlisteners: [{address: ':0'}]\n");
+	assert_int_equal(RUN("-c", path), MGW_EXIT_USAGE);
+	snprintf(want, sizeof(want), "%s: no upstream: give --upstream URL or "
+	         "an upstreams: section\n", path);
+	assert_string_equal(errout, want);
+	unlink(path);
+	/* no listeners (serve, then backend) */
+	write_file(path, "upstreams: [{name: a, servers: [{url: 'http://h:1'}]}]\n");
+	assert_int_equal(RUN("-c", path), MGW_EXIT_USAGE);
+	snprintf(want, sizeof(want), "%s: no listener: give --listen HOST:PORT or "
+	         "a listeners: section\n", path);
+	assert_string_equal(errout, want);
+	unlink(path);
+	write_file(path, "backend: {era: legacy}\n");
+	assert_int_equal(RUN("-c", path), MGW_EXIT_USAGE);
+	assert_non_null(strstr(errout, ": no listener: give --listen HOST:PORT "
+	                       "or a listeners: section\n"));
+	unlink(path);
+	/* a TLS listener whose certificate is missing */
+	write_file(path, "listeners: [{address: ':0', tls: {cert: /nonexistent/c.pem, "
+	                 "key: /nonexistent/k.pem}}]\n");
+	assert_int_equal(RUN("-c", path), MGW_EXIT_USAGE);
+	assert_non_null(strstr(errout, ": TLS for :0: "));
+	assert_non_null(strstr(errout, "/nonexistent/c.pem"));
+	unlink(path);
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	assert_int_equal(RUN("--version"), MGW_EXIT_OK);
+	assert_int_equal(strncmp(out, "mcpgw " PACKAGE_VERSION "\n",
+	                         strlen("mcpgw " PACKAGE_VERSION "\n")), 0);
+	assert_string_equal(errout, "");
 }
 
 static void test_quiet(void **state)
@@ -216,6 +260,8 @@ int main(void)
 		cmocka_unit_test(test_ok_summary),
 		cmocka_unit_test(test_no_backend_section),
 		cmocka_unit_test(test_serve_summary),
+		cmocka_unit_test(test_start_refusals),
+		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_quiet),
 		cmocka_unit_test(test_invalid_file),
 		cmocka_unit_test(test_usage),

@@ -275,9 +275,47 @@ static void test_files(void **state)
 	assert_string_equal(err, "/tmp: not a regular file");
 }
 
+/* A relative TLS file name in a file is taken from the file's folder
+ * (made absolute); an absolute one, and names in a document that is no
+ * file, stay as written. */
+static void test_relative_files(void **state)
+{
+	char dir[] = "/tmp/mgw_core_rel_XXXXXX", path[128], want[256], err[512];
+	const char text[] = "listeners:\n"
+	                    "  - address: 127.0.0.1:0\n"
+	                    "    tls: {cert: tls/c.pem, key: /abs/k.pem}\n";
+	struct root *r;
+	char *real;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/gw.yaml", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	real = realpath(dir, NULL);
+	assert_non_null(real);
+	r = mgw_cfg_root_load(&root, path, err, sizeof(err));
+	assert_non_null(r);
+	snprintf(want, sizeof(want), "%s/tls/c.pem", real);
+	assert_string_equal(r->a.listeners[0].tls_cert, want);
+	assert_string_equal(r->a.listeners[0].tls_key, "/abs/k.pem");
+	mgw_cfg_root_free(&root, r);
+	r = load(text, err, sizeof(err));
+	assert_non_null(r);
+	assert_string_equal(r->a.listeners[0].tls_cert, "tls/c.pem");
+	mgw_cfg_root_free(&root, r);
+	free(real);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_relative_files),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_parts_merged),
 		cmocka_unit_test(test_empty_document),

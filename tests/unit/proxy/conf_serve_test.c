@@ -110,7 +110,7 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 
 static void assert_proxy_default(const struct mgw_serve_conf *s)
 {
-	assert_int_equal(s->mode, MGW_MODE_STATELESS);
+	assert_int_equal(s->mode, MGW_MODE_AUTO);
 	assert_int_equal(s->workers, 0);
 	assert_true(s->retry_budget_ratio == 0.2);
 	assert_int_equal(s->retry_budget_min, 10);
