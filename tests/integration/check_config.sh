@@ -38,11 +38,21 @@ same_refusal() {
 	else
 		fail "$what: check-config said '$MSG', $cmd said '$ERR'"
 	fi
+	[ "$cmd" = serve ] || return 0
+	# serve --check: the same refusal without starting (what a reload checks)
+	run chk "$MCPGW" serve --check -c "$file"
+	assert_eq "serve --check refuses $what (exit 2)" 2 "$RC"
+	printf '%s' "$ERR" | grep -qF -- "$MSG" ||
+		fail "$what: serve --check said '$ERR', check-config '$MSG'"
 }
 
 gen_cert
 openssl rand -hex 32 >"$T_DIR/hex" || die "openssl rand failed"
 GOOD_KEYS="k1 $(cat "$T_DIR/hex")"
+
+# --- serve --check on a file serve starts with ---------------------------------------
+run chk "$MCPGW" serve --check -c "$TOP_SRCDIR/conf/serve.yaml"
+assert_eq "serve --check on conf/serve.yaml" "0 configuration ok" "$RC $OUT"
 
 # --- refusals -------------------------------------------------------------------------
 cat >"$T_DIR/noup.yaml" <<EOF
