@@ -31,4 +31,8 @@ int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen);
  * files): a typo fails check-config rather than the first request. */
 int mgw_cfg_check_file(const char *s, char *why, size_t whylen);
 
+/* A file a log can be appended to: an existing writable file, or a name
+ * in an existing writable folder (it is not created here). */
+int mgw_cfg_check_log_file(const char *s, char *why, size_t whylen);
+
 #endif

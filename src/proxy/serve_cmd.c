@@ -4,6 +4,7 @@
  * signals and graceful shutdown. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@
 #include "core/commands.h"
 #include "conf/config.h"
 #include "conf/cli_config.h"
+#include "core/cfgcheck.h"
 #include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -98,6 +100,15 @@ static void usage(FILE *out)
 "  --access-log\n"
 "        One line per proxied request at info (method, path, Mcp-Method,\n"
 "        upstream, status, duration).  Off by default (log.access).\n"
+"  --access-log-format text|json\n"
+"        text: that line; json: one JSON object per request (client\n"
+"        address, listener, protocol, bytes, MCP method and name, era,\n"
+"        session prefix, re-pin reason, trace id...; see doc/serve.md).\n"
+"        Default: text (log.access_format).\n"
+"  --access-log-file PATH\n"
+"        Write access lines to PATH (appended; reopened on SIGUSR1, for\n"
+"        logrotate) instead of stderr, whatever --log-level; turns the\n"
+"        access log on (log.access_file).\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
 "\n"
@@ -116,6 +127,7 @@ static void usage(FILE *out)
 enum {
 	OPT_UPSTREAM = 256, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
 	OPT_H2C, OPT_WORKERS, OPT_NO_VALIDATE, OPT_SHUTDOWN, OPT_ACCESS_LOG,
+	OPT_ACCESS_FORMAT, OPT_ACCESS_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -129,6 +141,8 @@ static const struct option long_opts[] = {
 	{"no-validate-headers", no_argument, NULL, OPT_NO_VALIDATE},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
 	{"access-log", no_argument, NULL, OPT_ACCESS_LOG},
+	{"access-log-format", required_argument, NULL, OPT_ACCESS_FORMAT},
+	{"access-log-file", required_argument, NULL, OPT_ACCESS_FILE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -140,6 +154,7 @@ struct flags {
 	size_t n_upstream;
 	const char *mode, *balancer, *hash_header, *workers, *shutdown;
 	int h2c, no_validate, access_log;
+	const char *access_format, *access_file;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -162,6 +177,8 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_NO_VALIDATE: f->no_validate = 1; break;
 	case OPT_SHUTDOWN: f->shutdown = v; break;
 	case OPT_ACCESS_LOG: f->access_log = 1; break;
+	case OPT_ACCESS_FORMAT: f->access_format = v; break;
+	case OPT_ACCESS_FILE: f->access_file = v; break;
 	default: return MGW_EINVAL;
 	}
 	return 0;
@@ -368,6 +385,47 @@ static unsigned default_workers(void)
 	return n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : (unsigned)n;
 }
 
+/* The access log: its format and file, flags over log:.  Returns 0 or
+ * an exit code. */
+static int access_log(const struct mgw_config *cfg, const struct flags *f)
+{
+	enum mgw_access_format fmt = cfg->log_access_format;
+	const char *file = f->access_file ? f->access_file : cfg->log_access_file;
+	char why[300];
+
+	if (f->access_format) {
+		if (strcmp(f->access_format, "text") == 0)
+			fmt = MGW_ACCESS_TEXT;
+		else if (strcmp(f->access_format, "json") == 0)
+			fmt = MGW_ACCESS_JSON;
+		else
+			return usage_error("invalid --access-log-format '%s' (text "
+			                   "or json)", f->access_format);
+	}
+	if (f->access_file && mgw_cfg_check_log_file(f->access_file, why,
+	                                             sizeof(why)) != 0)
+		return usage_error("invalid --access-log-file: %s", why);
+	mgw_log_set_access_format(fmt);
+	mgw_log_set_access(cfg->log_access || f->access_log || file);
+	if (file && mgw_log_access_open(file) != 0) {
+		fprintf(stderr, "mcpgw serve: cannot open the access log '%s': "
+		        "%s\n", file, strerror(errno));
+		return MGW_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* SIGUSR1: the access log file is opened again under its name. */
+static void on_reopen(void *arg)
+{
+	(void)arg;
+	if (mgw_log_access_reopen() != 0)
+		mgw_warn(NULL, "SIGUSR1: cannot reopen the access log: %s (still "
+		         "writing to the old file)", strerror(errno));
+	else
+		mgw_info(NULL, "SIGUSR1: access log reopened");
+}
+
 /* The flags over the file, the log settings, the listeners to bind.
  * Returns 0 or an exit code. */
 static int configure(struct mgw_config *cfg, const struct flags *f,
@@ -381,7 +439,9 @@ static int configure(struct mgw_config *cfg, const struct flags *f,
 	if (rc)
 		return rc;
 	legacy_probes(cfg);
-	mgw_log_set_access(cfg->log_access || f->access_log);
+	rc = access_log(cfg, f);
+	if (rc)
+		return rc;
 	if (!cfg->has_serve || cfg->serve.n_upstreams == 0)
 		return usage_error("no upstream: give --upstream URL or an "
 		                   "upstreams: section");
@@ -477,6 +537,8 @@ int mgw_serve_main(int argc, char **argv)
 	sig = mgw_signals_server_new(sv.base, on_stop, &sv);
 	if (!sig)
 		goto out;
+	if (mgw_signals_on_reopen(sig, sv.base, on_reopen, NULL) != 0)
+		goto out;
 	rc = start_listeners(&sv, ls, n_ls);
 	if (rc)
 		goto out;
@@ -520,6 +582,7 @@ out:
 			mgw_worker_free(sv.workers[i]);
 		free(sv.workers);
 	}
+	mgw_log_access_close(); /* after the last access line */
 	mgw_liveness_free(sv.live);
 	/* the stores after every view (the workers') is gone */
 	mgw_sf_shared_free(sv.sf);
