@@ -93,6 +93,35 @@ static void put_escaped(char *out, size_t cap, size_t *n, const char *s)
 	}
 }
 
+void mgw_log_timestamp(char out[32])
+{
+	/* the date and time of day are formatted once a second per thread */
+	static _Thread_local time_t cached = -1;
+	static _Thread_local char sec[24];
+	struct timespec now;
+	unsigned ms;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (now.tv_sec != cached) {
+		struct tm tm;
+
+		gmtime_r(&now.tv_sec, &tm);
+		if (strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+			sec[0] = '\0';
+		cached = now.tv_sec;
+	}
+	n = strlen(sec);
+	memcpy(out, sec, n);
+	ms = (unsigned)(now.tv_nsec / 1000000L) % 1000u;
+	out[n++] = '.';
+	out[n++] = (char)('0' + ms / 100);
+	out[n++] = (char)('0' + ms / 10 % 10);
+	out[n++] = (char)('0' + ms % 10);
+	out[n++] = 'Z';
+	out[n] = '\0';
+}
+
 /* A message longer than MSG_MAX bytes is cut: values from requests (up
  * to a whole body) must not make megabyte log lines.  A line holds the
  * prefix, the message escaped (at most 4 bytes a byte) and the cut
@@ -108,12 +137,8 @@ static size_t format_line(char *line, enum mgw_log_level level,
 	char ts[32], ctxbuf[96] = "", sess[48], msg[MSG_MAX];
 	int len, k;
 	size_t n;
-	struct timespec now;
-	struct tm tm;
 
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	mgw_log_timestamp(ts);
 	if (ctx) {
 		size_t c = 0;
 		if (ctx->conn_id)
@@ -130,8 +155,8 @@ static size_t format_line(char *line, enum mgw_log_level level,
 	len = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (len < 0)
 		return 0;
-	k = snprintf(line, LOG_LINE_MAX, "%s.%03ldZ %-5s%s ", ts,
-	             now.tv_nsec / 1000000L, level_names[level], ctxbuf);
+	k = snprintf(line, LOG_LINE_MAX, "%s %-5s%s ", ts, level_names[level],
+	             ctxbuf);
 	n = k < 0 ? 0 : (size_t)k >= LOG_LINE_MAX ? LOG_LINE_MAX - 1 : (size_t)k;
 	put_escaped(line, LOG_LINE_MAX - 32, &n, msg);
 	if ((size_t)len >= sizeof(msg))

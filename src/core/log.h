@@ -72,6 +72,9 @@ void mgw_log_access_line(const char *line, size_t len);
 /* Parses "error", "warn", "info" or "debug".  Returns 0 or MGW_EINVAL. */
 int mgw_log_parse_level(const char *s, enum mgw_log_level *out);
 
+/* The current UTC time as logged: "2026-12-01T10:00:00.123Z". */
+void mgw_log_timestamp(char out[32]);
+
 /* Writes one line "TIME LEVEL [ctx] message" to stderr.  ctx may be NULL. */
 void mgw_log(enum mgw_log_level level, const struct mgw_log_ctx *ctx,
              const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -4,7 +4,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "core/log.h"
 #include "http/server.h"
@@ -54,26 +53,6 @@ int mgw_access_trace_id(const char *v, char out[33])
 	return 0;
 }
 
-/* "2026-12-01T10:00:00.123Z"; the seconds part is formatted once a
- * second per thread. */
-static void timestamp(char out[32])
-{
-	static _Thread_local time_t cached = -1;
-	static _Thread_local char sec[24];
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	if (now.tv_sec != cached) {
-		struct tm tm;
-
-		gmtime_r(&now.tv_sec, &tm);
-		strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm);
-		cached = now.tv_sec;
-	}
-	snprintf(out, 32, "%.20s.%03uZ", sec,
-	         (unsigned)(now.tv_nsec / 1000000L) % 1000u);
-}
-
 static const char *era_name(enum mgw_era e)
 {
 	switch (e) {
@@ -93,7 +72,7 @@ void mgw_access_json(const struct mgw_txn *t, int status)
 	struct mgw_jsonw w;
 	int v = mgw_http_version(x);
 
-	timestamp(ts);
+	mgw_log_timestamp(ts);
 	mgw_http_req_body(x, &body_len);
 	session = t->session ? t->session : mgw_http_req_header(x, "mcp-session-id");
 	tp = mgw_http_req_header(x, "traceparent");

@@ -2,7 +2,6 @@
 #include "autoconf.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "util/jsonw.h"
@@ -161,7 +160,28 @@ void mgw_jsonw_str(struct mgw_jsonw *w, const char *key, const char *s,
 		w->cut = 1;
 	while (left) {
 		char e[8];
-		size_t used, n = escape_one(p, len, e, &used);
+		size_t used, n, run = 0, fit = room(w);
+
+		/* a run of plain ASCII is copied at once */
+		while (run < left && p[run] >= 0x20 && p[run] < 0x7f &&
+		       p[run] != '"' && p[run] != '\\')
+			run++;
+		if (run) {
+			if (run + 1 > fit) {
+				run = fit ? fit - 1 : 0;
+				w->cut = 1;
+				memcpy(w->buf + w->len, p, run);
+				w->len += run;
+				break;
+			}
+			memcpy(w->buf + w->len, p, run);
+			w->len += run;
+			p += run;
+			len -= run;
+			left -= run;
+			continue;
+		}
+		n = escape_one(p, len, e, &used);
 
 		if (used > left)
 			break;
@@ -186,29 +206,45 @@ void mgw_jsonw_cstr(struct mgw_jsonw *w, const char *key, const char *s,
 	mgw_jsonw_str(w, key, s, s ? strlen(s) : 0, max);
 }
 
+/* Writes v in decimal at the end of b[24]; returns where it starts. */
+static char *utoa_end(unsigned long long v, char *end)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
 void mgw_jsonw_int(struct mgw_jsonw *w, const char *key, long long v)
 {
-	char b[24];
-	int n = snprintf(b, sizeof(b), "%lld", v);
+	char b[24], *e = b + sizeof(b), *p;
+	unsigned long long u = v < 0 ? 0ull - (unsigned long long)v
+	                             : (unsigned long long)v;
 
-	scalar(w, key, b, (size_t)n);
+	p = utoa_end(u, e);
+	if (v < 0)
+		*--p = '-';
+	scalar(w, key, p, (size_t)(e - p));
 }
 
 void mgw_jsonw_uint(struct mgw_jsonw *w, const char *key, unsigned long long v)
 {
-	char b[24];
-	int n = snprintf(b, sizeof(b), "%llu", v);
+	char b[24], *e = b + sizeof(b), *p = utoa_end(v, e);
 
-	scalar(w, key, b, (size_t)n);
+	scalar(w, key, p, (size_t)(e - p));
 }
 
 void mgw_jsonw_fixed(struct mgw_jsonw *w, const char *key, double v,
                      int decimals)
 {
-	char b[48];
-	int n;
+	static const double pow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6,
+	                               1e7, 1e8, 1e9};
+	char b[48], *e = b + sizeof(b), *p = e;
+	unsigned long long u, scale = 1;
+	int neg = v < 0;
 
-	if (!isfinite(v) || v >= 1e18 || v <= -1e18) {
+	if (!isfinite(v) || v >= 1e9 || v <= -1e9) {
 		scalar(w, key, "null", 4);
 		return;
 	}
@@ -216,8 +252,22 @@ void mgw_jsonw_fixed(struct mgw_jsonw *w, const char *key, double v,
 		decimals = 0;
 	if (decimals > 9)
 		decimals = 9;
-	n = snprintf(b, sizeof(b), "%.*f", decimals, v);
-	scalar(w, key, b, (size_t)n);
+	u = (unsigned long long)((neg ? -v : v) * pow10[decimals] + 0.5);
+	for (int i = 0; i < decimals; i++)
+		scale *= 10;
+	if (decimals) {
+		unsigned long long f = u % scale;
+
+		for (int i = 0; i < decimals; i++) {
+			*--p = (char)('0' + f % 10);
+			f /= 10;
+		}
+		*--p = '.';
+	}
+	p = utoa_end(u / scale, p);
+	if (neg && u)
+		*--p = '-';
+	scalar(w, key, p, (size_t)(e - p));
 }
 
 void mgw_jsonw_bool(struct mgw_jsonw *w, const char *key, int v)

@@ -37,8 +37,9 @@ void mgw_jsonw_cstr(struct mgw_jsonw *w, const char *key, const char *s,
                     size_t max);
 void mgw_jsonw_int(struct mgw_jsonw *w, const char *key, long long v);
 void mgw_jsonw_uint(struct mgw_jsonw *w, const char *key, unsigned long long v);
-/* A number with decimals digits after the point (0..9); NaN and the
- * infinities, which JSON cannot express, write null. */
+/* A number with decimals digits after the point (0..9), rounded; NaN,
+ * the infinities (which JSON cannot express) and magnitudes of 1e9 or
+ * more write null. */
 void mgw_jsonw_fixed(struct mgw_jsonw *w, const char *key, double v,
                      int decimals);
 void mgw_jsonw_bool(struct mgw_jsonw *w, const char *key, int v);

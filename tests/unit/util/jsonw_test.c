@@ -212,6 +212,22 @@ static void test_scalars(void **state)
 	json_decref(o);
 
 	mgw_jsonw_init(&w, buf, sizeof(buf));
+	mgw_jsonw_fixed(&w, "a", -2.5, 1);
+	mgw_jsonw_fixed(&w, "b", 0.0004, 3);
+	mgw_jsonw_fixed(&w, "c", -0.0004, 3);
+	mgw_jsonw_fixed(&w, "d", 12.9996, 3);
+	mgw_jsonw_fixed(&w, "e", 7.6, 0);
+	mgw_jsonw_fixed(&w, "f", 1e12, 3);
+	mgw_jsonw_int(&w, "g", INT64_MIN);
+	mgw_jsonw_uint(&w, "h", 0);
+	n = mgw_jsonw_end(&w);
+	assert_string_equal(buf, "{\"a\":-2.5,\"b\":0.000,\"c\":0.000,"
+	                         "\"d\":13.000,\"e\":8,\"f\":null,"
+	                         "\"g\":-9223372036854775808,\"h\":0}");
+	o = parse(buf, n);
+	json_decref(o);
+
+	mgw_jsonw_init(&w, buf, sizeof(buf));
 	n = mgw_jsonw_end(&w);
 	assert_string_equal(buf, "{}");
 	assert_int_equal(n, 2);
