@@ -228,14 +228,14 @@ static void view_set_down(struct redis_view *v, int down, const char *why,
 	pthread_mutex_unlock(&s->lock);
 	if (quiet)
 		return;
+	/* cached sessions are served from the local cache meanwhile, new
+	 * sessions are refused until it is back (doc/serve.md) */
 	if (began)
-		mgw_warn(NULL, "sessions: redis %s unreachable (%s): cached "
-		         "sessions are served from the local cache, new sessions "
-		         "are refused until it is back", s->display,
-		         why ? why : "connection down");
+		mgw_event(NULL, "store_down", "store=redis url=%s detail=\"%s\"",
+		          s->display, why ? why : "connection down");
 	if (ended)
-		mgw_info(NULL, "sessions: redis %s reachable again after %.1f s",
-		         s->display, (double)lasted / 1000.0);
+		mgw_event(NULL, "store_up", "store=redis url=%s down_s=%.1f",
+		          s->display, (double)lasted / 1000.0);
 }
 
 static void on_conn_state(void *arg, enum mgw_redis_state state,

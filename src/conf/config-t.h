@@ -19,6 +19,8 @@ struct mgw_config {
 	enum mgw_log_level log_level;   /* log.level (info) */
 	int log_access;                 /* log.access: one line per proxied
 	                                 * request at info (false) */
+	enum mgw_access_format log_access_format; /* log.access_format (text) */
+	char *log_access_file;          /* log.access_file: NULL = stderr */
 	struct mgw_listener_conf *listeners; /* listeners (may be 0 entries) */
 	size_t n_listeners;
 	struct mgw_http_limits limits;  /* limits: + timeouts: sections */

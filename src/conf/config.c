@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "conf/config.h"
+#include "core/cfgcheck.h"
 #include "core/cfgschema.h"
 #include "core/config.h"
 #include "core/errors.h"
@@ -21,11 +22,19 @@
 
 /* ---- the sections every command shares ---- */
 
+static const struct mgw_cfg_enum access_formats[] = {
+	{"text", MGW_ACCESS_TEXT}, {"json", MGW_ACCESS_JSON}, {NULL, 0},
+};
+
 #define C(member) MGW_CFG_AT(struct mgw_config, member)
 static const struct mgw_cfg_field log_fields[] = {
 	{.key = "level", .type = MGW_CFG_ENUM, C(log_level),
 	 .enums = mgw_cfg_log_levels, .def = "info"},
 	{.key = "access", .type = MGW_CFG_BOOL, C(log_access), .def = "false"},
+	{.key = "access_format", .type = MGW_CFG_ENUM, C(log_access_format),
+	 .enums = access_formats, .def = "text"},
+	{.key = "access_file", .type = MGW_CFG_STRING, C(log_access_file),
+	 .check = mgw_cfg_check_log_file},
 };
 static const struct mgw_cfg_section log_section = {
 	.size = sizeof(struct mgw_config),

@@ -124,3 +124,45 @@ int mgw_cfg_check_keyfile(const char *s, char *why, size_t whylen)
 	OPENSSL_cleanse(keys, sizeof(keys));
 	return n < 1 ? -1 : 0;
 }
+
+int mgw_cfg_check_log_file(const char *s, char *why, size_t whylen)
+{
+	char dir[4096];
+	const char *slash;
+	struct stat st;
+
+	if (!*s) {
+		snprintf(why, whylen, "must not be empty");
+		return -1;
+	}
+	if (stat(s, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(why, whylen, "'%.100s' is a directory", s);
+			return -1;
+		}
+		if (access(s, W_OK) != 0) {
+			snprintf(why, whylen, "cannot write '%.100s': %s", s,
+			         strerror(errno));
+			return -1;
+		}
+		return 0;
+	}
+	if (errno != ENOENT) {
+		snprintf(why, whylen, "cannot write '%.100s': %s", s, strerror(errno));
+		return -1;
+	}
+	/* it will be created: its folder must be there and writable */
+	slash = strrchr(s, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == s)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - s), s);
+	if (access(dir, W_OK | X_OK) != 0) {
+		snprintf(why, whylen, "cannot create '%.100s' in '%.100s': %s", s,
+		         dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

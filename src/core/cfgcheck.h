@@ -40,4 +40,8 @@ int mgw_cfg_check_file(const char *s, char *why, size_t whylen);
  * check-config and the configuration load, not the store's start. */
 int mgw_cfg_check_keyfile(const char *s, char *why, size_t whylen);
 
+/* A file a log can be appended to: an existing writable file, or a name
+ * in an existing writable folder (it is not created here). */
+int mgw_cfg_check_log_file(const char *s, char *why, size_t whylen);
+
 #endif

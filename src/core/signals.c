@@ -17,6 +17,10 @@ struct mgw_signals {
 	mgw_stop_cb on_reload;          /* SIGHUP, or NULL: ignored */
 	void *reload_arg;
 	int stopping;
+	/* SIGUSR1: reopen log files (mgw_signals_on_reopen) */
+	struct event *usr1;
+	void (*on_reopen)(void *arg);
+	void *reopen_arg;
 };
 
 static void on_signal(evutil_socket_t fd, short what, void *arg)
@@ -99,10 +103,34 @@ struct mgw_signals *mgw_signals_server_new(struct event_base *base,
 	return s;
 }
 
+static void on_usr1(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_signals *s = arg;
+
+	(void)fd;
+	(void)what;
+	s->on_reopen(s->reopen_arg);
+}
+
+int mgw_signals_on_reopen(struct mgw_signals *s, struct event_base *base,
+                          void (*on_reopen)(void *arg), void *arg)
+{
+	if (s->usr1)
+		return -1;
+	s->on_reopen = on_reopen;
+	s->reopen_arg = arg;
+	s->usr1 = evsignal_new(base, SIGUSR1, on_usr1, s);
+	if (!s->usr1 || evsignal_add(s->usr1, NULL) != 0)
+		return -1;
+	return 0;
+}
+
 void mgw_signals_free(struct mgw_signals *s)
 {
 	if (!s)
 		return;
+	if (s->usr1)
+		event_free(s->usr1);
 	if (s->term)
 		event_free(s->term);
 	if (s->intr)

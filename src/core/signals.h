@@ -28,6 +28,11 @@ struct mgw_signals *mgw_signals_server_new(struct event_base *base,
  * a stop is under way. */
 void mgw_signals_on_reload(struct mgw_signals *s, mgw_stop_cb on_reload,
                            void *arg);
+/* SIGUSR1 ("reopen your log files", what logrotate's postrotate sends)
+ * runs on_reopen(arg) from the loop.  Separate from the stop signals and
+ * SIGHUP; removed by mgw_signals_free.  Returns 0 or -1. */
+int mgw_signals_on_reopen(struct mgw_signals *s, struct event_base *base,
+                          void (*on_reopen)(void *arg), void *arg);
 /* Removes the handlers; NULL is allowed. */
 void mgw_signals_free(struct mgw_signals *s);
 

@@ -10,6 +10,7 @@
 
 #include <http_parser.h>
 
+#include "core/log.h"
 #include "http/chunked-t.h"
 #include "http/h1_scan-t.h"
 #include "http/headers-t.h"
@@ -99,6 +100,9 @@ struct mgw_http_conn {
 	int tls;
 	char peer[64];
 	int peer_loopback;          /* the peer is on a loopback address */
+	char peer_ip[64];           /* peer without the port and brackets */
+	int peer_port;
+	char local[64];             /* the listener's bound address */
 	unsigned closing : 1;     /* no new requests; close when work is done */
 	unsigned read_blocked : 1;/* reading stopped: output is piling up */
 	unsigned lingering : 1;   /* write side shut, discarding input */
@@ -136,7 +140,7 @@ struct mgw_http_lst {
 	struct mgw_http_server *srv;
 	struct mgw_listener *l;
 	SSL_CTX *tls;
-	char bound[80];             /* "IP:PORT" it is bound to */
+	char addr[64];            /* bound address, "127.0.0.1:8080" */
 };
 
 struct mgw_http_server {
@@ -160,9 +164,7 @@ struct mgw_http_server {
 	char date[40];          /* cached IMF-fixdate for the Date field */
 	/* client-fault log lines (refusals, TLS errors, timeouts): at most
 	 * MGW_FAULT_LOGS_PER_S a second, the rest counted and summed up */
-	time_t fault_sec;
-	unsigned fault_lines;
-	uint64_t fault_dropped;
+	struct mgw_log_limit faults;
 };
 
 #endif

@@ -470,23 +470,7 @@ void mgw_conn_close_flushed(struct mgw_http_conn *c)
 #define MGW_FAULT_LOGS_PER_S 20
 static int fault_log_ok(struct mgw_http_server *s)
 {
-	time_t now = time(NULL);
-
-	if (now != s->fault_sec) {
-		if (s->fault_dropped)
-			mgw_info(NULL, "%llu client-fault log lines left out in "
-			         "the last second(s)",
-			         (unsigned long long)s->fault_dropped);
-		s->fault_sec = now;
-		s->fault_lines = 0;
-		s->fault_dropped = 0;
-	}
-	if (s->fault_lines < MGW_FAULT_LOGS_PER_S) {
-		s->fault_lines++;
-		return 1;
-	}
-	s->fault_dropped++;
-	return 0;
+	return mgw_log_limit_ok(&s->faults);
 }
 
 static void start_proto(struct mgw_http_conn *c, enum mgw_conn_proto proto)
@@ -687,6 +671,23 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+/* c->peer ("IP:PORT", "[IP]:PORT") as address and port apart. */
+static void split_peer(struct mgw_http_conn *c)
+{
+	const char *colon = strrchr(c->peer, ':');
+	size_t n;
+
+	if (!colon)
+		return;
+	n = (size_t)(colon - c->peer);
+	if (n >= 2 && c->peer[0] == '[' && c->peer[n - 1] == ']')
+		snprintf(c->peer_ip, sizeof(c->peer_ip), "%.*s", (int)(n - 2),
+		         c->peer + 1);
+	else
+		snprintf(c->peer_ip, sizeof(c->peer_ip), "%.*s", (int)n, c->peer);
+	c->peer_port = atoi(colon + 1);
+}
+
 static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
                       void *arg)
 {
@@ -714,6 +715,8 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	c->id = (uint64_t)atomic_fetch_add(&next_conn_id, 1);
 	mgw_sockaddr_str(sa, c->peer, sizeof(c->peer));
 	c->peer_loopback = mgw_sockaddr_is_loopback(sa);
+	split_peer(c);
+	snprintf(c->local, sizeof(c->local), "%s", ls->addr);
 	/* SSE events are small writes that must leave at once */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (ls->tls) {
@@ -841,6 +844,8 @@ struct mgw_http_server *mgw_http_server_new(struct event_base *base,
 		s->lim.write_high_watermark = 1;
 	s->handler = handler;
 	s->arg = arg;
+	mgw_log_limit_init(&s->faults, "client-fault log", MGW_FAULT_LOGS_PER_S,
+	                   MGW_LOG_INFO);
 	s->done_ev = event_new(base, -1, 0, on_done, s);
 	s->deadline = evtimer_new(base, on_deadline, s);
 	if (!s->done_ev || !s->deadline) {
@@ -882,19 +887,19 @@ int mgw_http_server_listen_opts(struct mgw_http_server *s,
 		return MGW_ENOMEM;
 	ls->srv = s;
 	rc = mgw_listener_new_opts(&ls->l, s->base, hostport, flags, on_accept,
-	                           ls, bound, boundlen);
+	                           ls, ls->addr, sizeof(ls->addr));
 	if (rc) {
 		int saved = errno;
 		free(ls);
 		errno = saved;
 		return rc;
 	}
+	if (bound && boundlen)
+		snprintf(bound, boundlen, "%s", ls->addr);
 	if (tls) {
 		SSL_CTX_up_ref(tls);
 		ls->tls = tls;
 	}
-	if (bound)
-		snprintf(ls->bound, sizeof(ls->bound), "%s", bound);
 	ls->next = s->listeners;
 	s->listeners = ls;
 	return 0;
@@ -905,7 +910,7 @@ int mgw_http_server_unlisten(struct mgw_http_server *s, const char *bound)
 	for (struct mgw_http_lst **pp = &s->listeners; *pp; pp = &(*pp)->next) {
 		struct mgw_http_lst *ls = *pp;
 
-		if (strcmp(ls->bound, bound) != 0)
+		if (strcmp(ls->addr, bound) != 0)
 			continue;
 		*pp = ls->next;
 		mgw_listener_free(ls->l);
@@ -1014,6 +1019,21 @@ int mgw_http_is_tls(const struct mgw_http_exchange *x) { return x->c->tls; }
 const char *mgw_http_peer(const struct mgw_http_exchange *x)
 {
 	return x->c->peer;
+}
+
+const char *mgw_http_peer_ip(const struct mgw_http_exchange *x)
+{
+	return x->c->peer_ip;
+}
+
+int mgw_http_peer_port(const struct mgw_http_exchange *x)
+{
+	return x->c->peer_port;
+}
+
+const char *mgw_http_local(const struct mgw_http_exchange *x)
+{
+	return x->c->local;
 }
 
 int mgw_http_peer_is_loopback(const struct mgw_http_exchange *x)

@@ -145,6 +145,12 @@ int mgw_http_version(const struct mgw_http_exchange *x);
 int mgw_http_is_tls(const struct mgw_http_exchange *x);
 /* Peer address "IP:PORT". */
 const char *mgw_http_peer(const struct mgw_http_exchange *x);
+/* The peer's address alone ("127.0.0.1", "::1") and its port. */
+const char *mgw_http_peer_ip(const struct mgw_http_exchange *x);
+int mgw_http_peer_port(const struct mgw_http_exchange *x);
+/* The bound address of the listener that accepted the connection
+ * ("127.0.0.1:8080", "[::1]:8443"). */
+const char *mgw_http_local(const struct mgw_http_exchange *x);
 /* 1 when the peer connected from a loopback address. */
 int mgw_http_peer_is_loopback(const struct mgw_http_exchange *x);
 uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x);

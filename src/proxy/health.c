@@ -165,11 +165,12 @@ static void finish(struct probe *p, int ok, const char *why)
 	if (ch == MGW_HEALTH_WENT_DOWN) {
 		h->st.went_down++;
 		mgw_upstream_set_health(p->s, 0);
-		mgw_info(NULL, "upstream %s down: %s", p->s->name, why);
+		mgw_event(NULL, "upstream_down", "server=%s by=health detail=\"%s\"",
+		          p->s->name, why);
 	} else if (ch == MGW_HEALTH_WENT_UP) {
 		h->st.went_up++;
 		mgw_upstream_set_health(p->s, 1);
-		mgw_info(NULL, "upstream %s up", p->s->name);
+		mgw_event(NULL, "upstream_up", "server=%s by=health", p->s->name);
 	} else if (!ok) {
 		mgw_debug(NULL, "upstream %s probe failed: %s", p->s->name, why);
 	}

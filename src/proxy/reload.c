@@ -365,7 +365,7 @@ void mgw_serve_reload(struct serve *sv)
 	}
 	mgw_workers_release(&sv->park);
 	go_live(sv, g, health);
-	(void)mgw_serve_apply_logs(sv->flags, cfg);
+	(void)mgw_serve_apply_logs(sv->flags, cfg, 1);
 	sv->reloads++;
 	mgw_warn(NULL, "reload: done, generation %u: %zu upstream groups, %zu "
 	         "servers (%zu kept their health state), %zu routes, "

@@ -364,12 +364,13 @@ static void finish_ok(struct mgw_repin_run *r, struct mgw_session *rec,
 		atomic_fetch_add(&m->env.cnt->repinned, 1);
 	else
 		atomic_fetch_add(&m->env.cnt->adopted, 1);
-	mgw_info(&ctx, "session re-pinned %s -> %s (%s)%s, %u replay%s, %llums",
-	         r->from ? r->from : "-", srv->name,
-	         mgw_repin_reason_name(r->reason),
-	         replayed ? "" : " by another request or gateway",
-	         r->attempts, r->attempts == 1 ? "" : "s",
-	         (unsigned long long)(mgw_now_ms() - r->t0));
+	/* adopted: another request or gateway moved it first */
+	mgw_event(&ctx, "session_repinned",
+	          "from=%s to=%s reason=%s how=%s replays=%u ms=%llu",
+	          r->from ? r->from : "-", srv->name,
+	          mgw_repin_reason_name(r->reason),
+	          replayed ? "replayed" : "adopted", r->attempts,
+	          (unsigned long long)(mgw_now_ms() - r->t0));
 	if (m->env.on_repinned)
 		m->env.on_repinned(m->env.hook_arg, rec, srv);
 	finish(r, 0, rec, srv);
@@ -384,8 +385,8 @@ static void finish_fail(struct mgw_repin_run *r, int status, const char *why)
 		atomic_fetch_add(&r->map->env.cnt->failed, 1);
 	else if (status == MGW_ENOTFOUND)
 		atomic_fetch_add(&r->map->env.cnt->gone, 1);
-	mgw_info(&ctx, "session could not be re-pinned from %s (%s): %s",
-	         r->from ? r->from : "-", mgw_repin_reason_name(r->reason), why);
+	mgw_event(&ctx, "session_repin_failed", "from=%s reason=%s detail=\"%s\"",
+	          r->from ? r->from : "-", mgw_repin_reason_name(r->reason), why);
 	finish(r, status, NULL, NULL);
 }
 

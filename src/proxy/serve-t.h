@@ -77,9 +77,12 @@ struct serve {
  * Returns 0 or an exit code (the reason printed). */
 int mgw_serve_prepare(const struct serve_flags *f, struct mgw_config *cfg,
                       struct mgw_listen_spec *ls, size_t *n);
-/* serve_cmd.c: the log settings of cfg (and the command line). */
+/* serve_cmd.c: the log settings of cfg (and the command line): level,
+ * access log on or off, its format; at start (reload 0) the access log
+ * file is opened too, a reload keeps the one open.  Returns 0 or an exit
+ * code. */
 int mgw_serve_apply_logs(const struct serve_flags *f,
-                         const struct mgw_config *cfg);
+                         const struct mgw_config *cfg, int reload);
 /* serve_cmd.c: the number of workers cfg asks for. */
 unsigned mgw_serve_workers(const struct mgw_config *cfg);
 /* serve_cmd.c: binds ls (n of them) in every worker, prints their

@@ -5,6 +5,7 @@
  * reload on SIGHUP is reload.c. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "core/commands.h"
 #include "conf/config.h"
 #include "conf/cli_config.h"
+#include "core/cfgcheck.h"
 #include "core/cli.h"
 #include "core/errors.h"
 #include "core/log.h"
@@ -123,6 +125,15 @@ static void usage(FILE *out)
 "        the file with the flags over it, upstream groups and routes, TLS\n"
 "        files, session keys; print 'configuration ok' and exit 0, or the\n"
 "        reason and exit 2.  Nothing is bound or contacted.\n"
+"  --access-log-format text|json\n"
+"        text: that line; json: one JSON object per request (client\n"
+"        address, listener, protocol, bytes, MCP method and name, era,\n"
+"        session prefix, re-pin reason, trace id...; see doc/serve.md).\n"
+"        Default: text (log.access_format).\n"
+"  --access-log-file PATH\n"
+"        Write access lines to PATH (appended; reopened on SIGUSR1, for\n"
+"        logrotate) instead of stderr, whatever --log-level; turns the\n"
+"        access log on (log.access_file).\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
 "  --version\n"
@@ -148,7 +159,7 @@ static void usage(FILE *out)
 enum {
 	OPT_UPSTREAM = 256, OPT_MODE, OPT_BALANCER, OPT_HASH_HEADER,
 	OPT_H2C, OPT_WORKERS, OPT_NO_VALIDATE, OPT_SHUTDOWN, OPT_ACCESS_LOG,
-	OPT_DRAIN, OPT_CHECK,
+	OPT_DRAIN, OPT_CHECK, OPT_ACCESS_FORMAT, OPT_ACCESS_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -164,6 +175,8 @@ static const struct option long_opts[] = {
 	{"drain-delay", required_argument, NULL, OPT_DRAIN},
 	{"check", no_argument, NULL, OPT_CHECK},
 	{"access-log", no_argument, NULL, OPT_ACCESS_LOG},
+	{"access-log-format", required_argument, NULL, OPT_ACCESS_FORMAT},
+	{"access-log-file", required_argument, NULL, OPT_ACCESS_FILE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -175,6 +188,7 @@ struct serve_flags {
 	size_t n_upstream;
 	const char *mode, *balancer, *hash_header, *workers, *shutdown, *drain;
 	int h2c, no_validate, access_log, check;
+	const char *access_format, *access_file;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -199,6 +213,8 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_DRAIN: f->drain = v; break;
 	case OPT_CHECK: f->check = 1; break;
 	case OPT_ACCESS_LOG: f->access_log = 1; break;
+	case OPT_ACCESS_FORMAT: f->access_format = v; break;
+	case OPT_ACCESS_FILE: f->access_file = v; break;
 	default: return MGW_EINVAL;
 	}
 	return 0;
@@ -421,6 +437,58 @@ static unsigned default_workers(void)
 	return n > MAX_DEFAULT_WORKERS ? MAX_DEFAULT_WORKERS : (unsigned)n;
 }
 
+/* The access log: its format and file, flags over log:.  Returns 0 or
+ * an exit code. */
+static int access_format(const struct mgw_config *cfg,
+                         const struct serve_flags *f,
+                         enum mgw_access_format *fmt)
+{
+	*fmt = cfg->log_access_format;
+	if (!f->access_format)
+		return 0;
+	if (strcmp(f->access_format, "text") == 0)
+		*fmt = MGW_ACCESS_TEXT;
+	else if (strcmp(f->access_format, "json") == 0)
+		*fmt = MGW_ACCESS_JSON;
+	else
+		return usage_error("invalid --access-log-format '%s' (text or "
+		                   "json)", f->access_format);
+	return 0;
+}
+
+static int access_log(const struct mgw_config *cfg, const struct serve_flags *f)
+{
+	enum mgw_access_format fmt;
+	const char *file = f->access_file ? f->access_file : cfg->log_access_file;
+	char why[300];
+	int rc = access_format(cfg, f, &fmt);
+
+	if (rc)
+		return rc;
+	if (f->access_file && mgw_cfg_check_log_file(f->access_file, why,
+	                                             sizeof(why)) != 0)
+		return usage_error("invalid --access-log-file: %s", why);
+	mgw_log_set_access_format(fmt);
+	mgw_log_set_access(cfg->log_access || f->access_log || file);
+	if (file && mgw_log_access_open(file) != 0) {
+		fprintf(stderr, "mcpgw serve: cannot open the access log '%s': "
+		        "%s\n", file, strerror(errno));
+		return MGW_EXIT_RUNTIME;
+	}
+	return 0;
+}
+
+/* SIGUSR1: the access log file is opened again under its name. */
+static void on_reopen(void *arg)
+{
+	(void)arg;
+	if (mgw_log_access_reopen() != 0)
+		mgw_warn(NULL, "SIGUSR1: cannot reopen the access log: %s (still "
+		         "writing to the old file)", strerror(errno));
+	else
+		mgw_info(NULL, "SIGUSR1: access log reopened");
+}
+
 int mgw_serve_prepare(const struct serve_flags *f, struct mgw_config *cfg,
                       struct mgw_listen_spec *ls, size_t *n_ls)
 {
@@ -440,13 +508,25 @@ int mgw_serve_prepare(const struct serve_flags *f, struct mgw_config *cfg,
 }
 
 int mgw_serve_apply_logs(const struct serve_flags *f,
-                         const struct mgw_config *cfg)
+                         const struct mgw_config *cfg, int reload)
 {
 	int rc = mgw_cli_log_level("serve", f->srv.log_level, cfg->log_level);
+	const char *file = f->access_file ? f->access_file : cfg->log_access_file;
+	const char *now = mgw_log_access_path();
+	enum mgw_access_format fmt;
 
-	if (rc)
-		return rc;
-	mgw_log_set_access(cfg->log_access || f->access_log);
+	if (rc || !reload)
+		return rc ? rc : access_log(cfg, f);
+	/* a reload: writers may be in the middle of a line, so the file
+	 * stays the same one (SIGUSR1 reopens it under its name) */
+	if ((file || now) && (!file || !now || strcmp(file, now) != 0)) {
+		mgw_warn(NULL, "reload: log.access_file stays %s until a restart",
+		         now ? now : "stderr");
+		file = now;
+	}
+	if (access_format(cfg, f, &fmt) == 0)
+		mgw_log_set_access_format(fmt);
+	mgw_log_set_access(cfg->log_access || f->access_log || file);
 	return 0;
 }
 
@@ -547,7 +627,7 @@ int mgw_serve_main(int argc, char **argv)
 	sv.path = f.srv.config;
 	rc = mgw_serve_prepare(&f, sv.cfg, ls, &n_ls);
 	if (rc == 0)
-		rc = mgw_serve_apply_logs(&f, sv.cfg);
+		rc = mgw_serve_apply_logs(&f, sv.cfg, 0);
 	if (rc == 0 && f.check) {
 		rc = check_only(&sv, ls, n_ls);
 		goto out;
@@ -587,6 +667,8 @@ int mgw_serve_main(int argc, char **argv)
 	if (!sig)
 		goto out;
 	mgw_signals_on_reload(sig, on_reload, &sv);
+	if (mgw_signals_on_reopen(sig, sv.base, on_reopen, NULL) != 0)
+		goto out;
 	rc = mgw_serve_bind(&sv, ls, n_ls, 0);
 	if (rc)
 		goto out;
@@ -630,6 +712,7 @@ out:
 			mgw_worker_free(sv.workers[i]);
 		free(sv.workers);
 	}
+	mgw_log_access_close(); /* after the last access line */
 	mgw_liveness_free(sv.live);
 	/* the generations (and the stores with the last of them) after every
 	 * view (the workers') is gone; the stores' snapshot last of all */

@@ -280,6 +280,7 @@ void mgw_sf_repin(struct mgw_sf_req *q, struct mgw_upstream_server *failed,
 		                                : MGW_PERR_INTERNAL, NULL);
 		return;
 	}
+	q->t->repin = mgw_repin_reason_name(reason);
 	if (joined) {
 		mgw_txn_note_why(q->t, "waited-for-repin");
 	} else {

@@ -75,6 +75,9 @@ struct mgw_txn {
 	const char *session;              /* the client's session id */
 	const char *note;                 /* why it ended */
 	char why[64];                     /* what the handler did */
+	const char *repin;                /* re-pin reason (a static name),
+	                                   * when the session moved for it */
+	uint64_t t0_ns;                   /* monotonic ns at arrival */
 };
 
 #endif

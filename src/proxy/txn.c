@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/headers.h"
+#include "proxy/access_json.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
 #include "proxy/pipeline.h"
@@ -28,7 +29,8 @@ struct mgw_txn *mgw_txn_new(struct mgw_pipeline *pl,
 		return NULL;
 	t->pl = pl;
 	t->x = x;
-	t->t0 = mgw_now_ms();
+	t->t0_ns = mgw_now_ns();
+	t->t0 = t->t0_ns / 1000000u;
 	mgw_headers_init(&t->hdrs);
 	mgw_relay_init(&t->rl);
 	pl->live++;
@@ -93,18 +95,20 @@ void mgw_txn_logctx(const struct mgw_txn *t, struct mgw_log_ctx *ctx)
 	ctx->session = t->session;
 }
 
-/* The Mcp-Method for the log: the body's method when it was classified
- * ("response" for a JSON-RPC response), else the header, else "-". */
+const char *mgw_txn_mcp_method(const struct mgw_txn *t)
+{
+	if (t->have_msg && t->msg.method)
+		return t->msg.method;
+	if (t->have_msg && t->msg.kind == MGW_JRPC_RESPONSE)
+		return "response";
+	return t->x ? mgw_http_req_header(t->x, "mcp-method") : NULL;
+}
+
+/* The Mcp-Method for the text line, "-" when there is none. */
 static const char *log_method(const struct mgw_txn *t)
 {
-	const char *m = NULL;
+	const char *m = mgw_txn_mcp_method(t);
 
-	if (t->have_msg && t->msg.method)
-		m = t->msg.method;
-	else if (t->have_msg && t->msg.kind == MGW_JRPC_RESPONSE)
-		m = "response";
-	else if (t->x)
-		m = mgw_http_req_header(t->x, "mcp-method");
 	return m ? m : "-";
 }
 
@@ -114,13 +118,17 @@ void mgw_txn_access_log(struct mgw_txn *t, int status)
 
 	if (!mgw_log_access_enabled() || !t->x)
 		return;
+	if (mgw_log_access_format() == MGW_ACCESS_JSON) {
+		mgw_access_json(t, status);
+		return;
+	}
 	mgw_txn_logctx(t, &ctx);
-	mgw_log(MGW_LOG_INFO, &ctx, "%s %s mcp=%s upstream=%s status=%d %.0fms%s%s%s%s%s",
-	        mgw_http_method(t->x), mgw_http_path(t->x), log_method(t),
-	        t->last ? t->last->name : "-", status,
-	        (double)(mgw_now_ms() - t->t0), t->retries ? " retried" : "",
-	        t->why[0] ? " " : "", t->why, t->note ? " " : "",
-	        t->note ? t->note : "");
+	mgw_log_access(&ctx, "%s %s mcp=%s upstream=%s status=%d %.0fms%s%s%s%s%s",
+	               mgw_http_method(t->x), mgw_http_path(t->x), log_method(t),
+	               t->last ? t->last->name : "-", status,
+	               (double)(mgw_now_ms() - t->t0), t->retries ? " retried" : "",
+	               t->why[0] ? " " : "", t->why, t->note ? " " : "",
+	               t->note ? t->note : "");
 }
 
 void mgw_txn_note_why(struct mgw_txn *t, const char *what)
@@ -135,6 +143,7 @@ void mgw_txn_note_why(struct mgw_txn *t, const char *what)
 void mgw_txn_respond(struct mgw_txn *t, int status,
                      const struct mgw_headers *h, const void *body, size_t n)
 {
+	t->rl.bytes = body ? n : 0;
 	mgw_txn_access_log(t, status);
 	mgw_http_respond(t->x, status, h, NULL, body, n);
 	t->x = NULL;
@@ -144,6 +153,7 @@ void mgw_txn_respond(struct mgw_txn *t, int status,
 void mgw_txn_respond_typed(struct mgw_txn *t, int status, const char *ctype,
                            const void *body, size_t n)
 {
+	t->rl.bytes = body ? n : 0;
 	mgw_txn_access_log(t, status);
 	mgw_http_respond(t->x, status, NULL, ctype, body, n);
 	t->x = NULL;
@@ -153,6 +163,7 @@ void mgw_txn_respond_typed(struct mgw_txn *t, int status, const char *ctype,
 void mgw_txn_reply(struct mgw_txn *t, struct mgw_proxy_reply *r,
                    const struct mgw_headers *extra)
 {
+	t->rl.bytes = r->body ? r->len : 0;
 	mgw_txn_access_log(t, r->status);
 	mgw_http_respond(t->x, r->status, extra, r->content_type, r->body, r->len);
 	t->x = NULL;

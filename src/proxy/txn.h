@@ -36,6 +36,10 @@ void mgw_txn_logctx(const struct mgw_txn *t, struct mgw_log_ctx *ctx);
 /* The access line (log.access): method, path, Mcp-Method, upstream
  * server, status, duration, and what happened when not plainly. */
 void mgw_txn_access_log(struct mgw_txn *t, int status);
+/* The MCP method for the access log: the body's method when it was
+ * classified ("response" for a JSON-RPC response), else the Mcp-Method
+ * header, else NULL. */
+const char *mgw_txn_mcp_method(const struct mgw_txn *t);
 /* Adds what to the handler's note for the access line ("a,b"). */
 void mgw_txn_note_why(struct mgw_txn *t, const char *what);
 

@@ -229,7 +229,7 @@ int mgw_upstream_available(struct mgw_upstream_server *s, uint64_t now)
 	 * ended (for the backoff reset) and says so once. */
 	if (atomic_compare_exchange_strong(&s->ejected_until, &until, 0)) {
 		atomic_store(&s->last_eject_end, until);
-		mgw_info(NULL, "upstream %s re-admitted after ejection", s->name);
+		mgw_event(NULL, "upstream_readmitted", "server=%s", s->name);
 	}
 	return 1;
 }
@@ -360,8 +360,8 @@ static int eject(struct mgw_upstream_server *s, uint64_t now, unsigned count,
 	atomic_store(&s->consec_connect_failures, 0);
 	atomic_store(&s->consec_failures, 0);
 	atomic_fetch_add(&s->n_ejections, 1);
-	mgw_info(NULL, "upstream %s ejected for %.3gs: %u consecutive %s",
-	         s->name, (double)d / 1000.0, count, what);
+	mgw_event(NULL, "upstream_ejected", "server=%s for_s=%.3g failures=%u "
+	          "kind=%s", s->name, (double)d / 1000.0, count, what);
 	return 1;
 }
 
@@ -401,14 +401,14 @@ int mgw_upstream_report(struct mgw_upstream_server *s,
 		if (o->consecutive_connect_failures == 0 ||
 		    n < o->consecutive_connect_failures)
 			return 0;
-		return eject(s, now, n, "connect failures");
+		return eject(s, now, n, "connect");
 	case MGW_UPSTREAM_HTTP_5XX:
 	case MGW_UPSTREAM_FAILURE:
 		reset_counter(&s->consec_connect_failures);
 		n = atomic_fetch_add(&s->consec_failures, 1) + 1;
 		if (o->consecutive_5xx == 0 || n < o->consecutive_5xx)
 			return 0;
-		return eject(s, now, n, "5xx or upstream failures");
+		return eject(s, now, n, "5xx_or_error");
 	}
 	return 0;
 }

@@ -125,17 +125,17 @@ assert_eq "the call in flight on r2 was not replayed elsewhere (reached r2 only)
 	"$(for r in r1 r3; do rec "${ADDR[$r]}" | jq -r --arg s "${SHA_OF[$ON_R2]}" '.requests[] | select(.body_sha256 == $s) | .seq'; done)"
 
 # --- passive ejection, then the active check marks it down ----------------------------------------
-if grep -Eq "upstream [^ ]*:$P2 ejected" "$G_ERR"; then
+if grep -Eq "event=upstream_ejected server=[^ ]*:$P2 " "$G_ERR"; then
 	ok "r2 was ejected passively (connect failures)"
 else
-	fail "no passive ejection of r2 in the gateway log: $(grep -E "upstream [^ ]*:$P2" "$G_ERR" | head -n 5)"
+	fail "no passive ejection of r2 in the gateway log: $(grep -E "server=[^ ]*:$P2" "$G_ERR" | head -n 5)"
 fi
-wait_match "$G_ERR" "upstream [^ ]*:$P2 down" 10 &&
+wait_match "$G_ERR" "event=upstream_down server=[^ ]*:$P2 " 10 &&
 	ok "the active check marked r2 down" ||
-	fail "the active check never marked r2 down: $(grep -E "upstream [^ ]*:$P2" "$G_ERR" | head -n 5)"
+	fail "the active check never marked r2 down: $(grep -E "server=[^ ]*:$P2" "$G_ERR" | head -n 5)"
 who "$GW"
 assert_code "served while r2 is down" 200
-UPS_BEFORE=$(grep -Ec "upstream [^ ]*:$P2 up" "$G_ERR")
+UPS_BEFORE=$(grep -Ec "event=upstream_up server=[^ ]*:$P2 " "$G_ERR")
 
 # --- restart on the same port: the active check re-admits it --------------------------------------
 start_backend --listen "${ADDR[r2]}" --era modern --id r2 --record 50
@@ -149,7 +149,7 @@ else
 	fail "r2 was not re-admitted within 15 s of its restart"
 fi
 assert_eq "re-admitted by the active check (an 'up' transition logged)" "$((UPS_BEFORE + 1))" \
-	"$(grep -Ec "upstream [^ ]*:$P2 up" "$G_ERR")"
+	"$(grep -Ec "event=upstream_up server=[^ ]*:$P2 " "$G_ERR")"
 FAILED=""
 for i in $(seq 1 9); do
 	who "$GW"

@@ -1,5 +1,6 @@
 /* signals_test.c - unit tests for src/core/signals.c: SIGTERM and SIGINT
- * reach the stop callback from the loop; a server's SIGHUP is ignored. */
+ * reach the stop callback from the loop; a server's SIGHUP is ignored;
+ * SIGUSR1 reaches the reopen callback and does not stop. */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -107,6 +108,32 @@ static void test_stop_on_int(void **state)
 	mgw_signals_free(NULL);
 }
 
+static void on_reopen(void *arg)
+{
+	(*(int *)arg)++;
+}
+
+static void test_reopen_on_usr1(void **state)
+{
+	struct event_base *base = *state;
+	struct stops st = {0};
+	struct mgw_signals *s = mgw_signals_server_new(base, on_stop, &st);
+	int reopened = 0;
+
+	assert_non_null(s);
+	assert_int_equal(mgw_signals_on_reopen(s, base, on_reopen, &reopened), 0);
+	assert_int_equal(mgw_signals_on_reopen(s, base, on_reopen, &reopened), -1);
+	/* without the handler SIGUSR1 would end this test program */
+	assert_int_equal(raise(SIGUSR1), 0);
+	pump(base);
+	assert_int_equal(reopened, 1);
+	assert_int_equal(raise(SIGUSR1), 0);
+	pump(base);
+	assert_int_equal(reopened, 2);
+	assert_int_equal(st.n, 0);
+	mgw_signals_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,6 +142,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_server_reload_on_hup, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_stop_on_int, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_on_usr1, setup,
+		                                teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -834,8 +834,8 @@ static void test_outage_and_recovery(void **state)
 	close(saved);
 	mgw_log_set_level(MGW_LOG_ERROR);
 	/* Once per transition and gateway (A and B each saw it). */
-	assert_int_equal(count_lines(logpath, "unreachable ("), 2);
-	assert_int_equal(count_lines(logpath, "reachable again"), 2);
+	assert_int_equal(count_lines(logpath, "event=store_down store=redis "), 2);
+	assert_int_equal(count_lines(logpath, "event=store_up store=redis "), 2);
 	close(logfd);
 	unlink(logpath);
 
