@@ -99,6 +99,8 @@ struct mgw_http_conn {
 	int tls;
 	char peer[64];
 	int peer_loopback;          /* the peer is on a loopback address */
+	unsigned lst_index;         /* the listener that accepted it */
+	struct mgw_http_listener_counters *lc; /* its counters, or NULL */
 	unsigned closing : 1;     /* no new requests; close when work is done */
 	unsigned read_blocked : 1;/* reading stopped: output is piling up */
 	unsigned lingering : 1;   /* write side shut, discarding input */
@@ -136,6 +138,7 @@ struct mgw_http_lst {
 	struct mgw_http_server *srv;
 	struct mgw_listener *l;
 	SSL_CTX *tls;
+	unsigned index;                   /* order of listen calls */
 };
 
 struct mgw_http_server {
@@ -144,6 +147,8 @@ struct mgw_http_server {
 	mgw_http_handler_cb handler;
 	void *arg;
 	struct mgw_http_lst *listeners;
+	unsigned n_listeners;             /* listen calls that succeeded */
+	struct mgw_http_counters *cnt;    /* borrowed, or NULL */
 	struct mgw_http_conn *conns;
 	size_t nconns;
 	size_t inflight;

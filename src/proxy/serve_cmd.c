@@ -23,6 +23,7 @@
 #include "http/headers.h"
 #include "net/serve_listeners.h"
 #include "proxy/liveness.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/health.h"
 #include "proxy/route.h"
@@ -283,6 +284,7 @@ struct serve {
 	struct mgw_worker **workers;
 	unsigned n_workers;
 	struct mgw_liveness *live;      /* the workers' loop stamps */
+	struct mgw_metrics *metrics;    /* the workers' counters (GET /metrics) */
 	struct event *exited_ev;
 	int stopping;
 	int failed;                     /* a worker ended on its own */
@@ -429,6 +431,32 @@ static int setup_shared(struct serve *sv)
 	return 0;
 }
 
+/* The counters behind GET /metrics, and the listener that answers them
+ * (admin.metrics_listener: one of the listeners to bind, by address).
+ * Returns 0 or an exit code. */
+static int setup_metrics(struct serve *sv, const struct mgw_listen_spec *ls,
+                         size_t n_ls)
+{
+	const struct mgw_serve_conf *s = &sv->cfg->serve;
+
+	sv->metrics = mgw_metrics_new(sv->n_workers, sv->routes->n,
+	                              sv->ups->n_groups,
+	                              s->metrics_tool_names
+	                              ? s->metrics_tool_names_max : 0);
+	if (!sv->metrics)
+		return MGW_EXIT_RUNTIME;
+	if (!s->metrics_listener || s->metrics == MGW_STATS_OFF)
+		return 0;
+	for (size_t i = 0; i < n_ls; i++) {
+		if (strcmp(ls[i].address, s->metrics_listener) == 0) {
+			sv->metrics->listener = (int)i;
+			return 0;
+		}
+	}
+	return usage_error("admin.metrics_listener '%s' is not one of the "
+	                   "listeners (%zu given)", s->metrics_listener, n_ls);
+}
+
 int mgw_serve_main(int argc, char **argv)
 {
 	struct flags f = {0};
@@ -455,6 +483,10 @@ int mgw_serve_main(int argc, char **argv)
 	sv.live = mgw_liveness_new(sv.n_workers, mgw_now_ms());
 	if (!sv.workers || !sv.live)
 		goto out;
+	rc = setup_metrics(&sv, ls, n_ls);
+	if (rc)
+		goto out;
+	rc = MGW_EXIT_RUNTIME;
 	for (unsigned i = 0; i < sv.n_workers; i++) {
 		sv.workers[i] = mgw_worker_new(i, sv.cfg, sv.routes, sv.ups,
 		                               sv.n_workers, sv.exited_ev, err,
@@ -465,6 +497,7 @@ int mgw_serve_main(int argc, char **argv)
 		}
 		if (mgw_worker_set_liveness(sv.workers[i], sv.live) != 0)
 			goto out;
+		mgw_worker_set_metrics(sv.workers[i], sv.metrics);
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
@@ -521,6 +554,7 @@ out:
 		free(sv.workers);
 	}
 	mgw_liveness_free(sv.live);
+	mgw_metrics_free(sv.metrics);
 	/* the stores after every view (the workers') is gone */
 	mgw_sf_shared_free(sv.sf);
 	if (sv.exited_ev)

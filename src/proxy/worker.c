@@ -14,6 +14,7 @@
 #include "net/listener.h"
 #include "proxy/errors.h"
 #include "proxy/liveness.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/worker.h"
 #include "util/time.h"
@@ -162,6 +163,13 @@ int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
 	if (!w->beat_ev || event_add(w->beat_ev, &tv) != 0)
 		return MGW_ENOMEM;
 	return 0;
+}
+
+void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m)
+{
+	w->pl->metrics = m;
+	w->pl->mx = &m->w[w->index];
+	mgw_http_server_set_counters(w->http, &m->w[w->index].http);
 }
 
 void mgw_worker_free(struct mgw_worker *w)

@@ -46,6 +46,12 @@ int mgw_worker_listen(struct mgw_worker *w, const char *address, SSL_CTX *tls,
 struct mgw_liveness;
 int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l);
 
+/* Makes the worker count into block w->index of m (its requests, its
+ * listeners' connections) and answer GET /metrics from all of m.  Main
+ * thread, before mgw_worker_listen; m outlives the worker. */
+struct mgw_metrics;
+void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */
