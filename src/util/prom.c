@@ -216,6 +216,7 @@ int mgw_prom_finish(struct mgw_prom *p, char **body, size_t *len)
 		mgw_prom_deinit(p);
 		return MGW_ENOMEM;
 	}
+	p->buf[p->len] = '\0';
 	*body = p->buf;
 	*len = p->len;
 	mgw_prom_init(p);
