@@ -17,7 +17,10 @@
 #      promtool clean; a prometheus server scrapes the gateway every
 #      second and its HTTP API returns the build info, the target up, and
 #      the tools/call counter the gateway itself shows.
-#   C. admin.metrics: off: /metrics is forwarded (the replica's 404);
+#   C. on a TLS listener a plain-HTTP client and one that leaves
+#      mid-handshake count as TLS handshake failures, successful
+#      handshakes do not; admin.metrics: off: /metrics is forwarded (the
+#      replica's 404);
 #      configuration errors: a metrics_path of another gateway page, a
 #      metrics_listener that is no listener.
 . "$(dirname "$0")/lib.sh"
@@ -256,6 +259,35 @@ assert_eq "B: prometheus's tools/call counter = the gateway's" "$CALLS" \
 assert_eq "B: prometheus's created sessions" 1 "$(pq 'mcpgw_sessions_created_total')"
 assert_eq "B: prometheus: up is 1" 1 "$(pq 'up{job="mcpgw"}')"
 kill_wait "$PPID_" TERM 10 || { kill -KILL "$PPID_" 2>/dev/null; fail "B: prometheus did not stop on SIGTERM"; }
+sf_stop_serve "$G_PID"
+
+# ===== C. access rules, TLS handshake failures, configuration errors ================
+gen_cert
+start_backend --era modern --id c0
+cat >"$T_DIR/t.yaml" <<YAML
+listeners:
+  - address: 127.0.0.1:0
+    tls:
+      cert: $CERT
+      key: $KEY
+upstreams:
+  - name: pool
+    servers:
+      - url: http://$B_ADDR
+YAML
+start_serve -c "$T_DIR/t.yaml"
+# plain HTTP, then a client that hangs up mid-handshake: two failures
+curl -sS --max-time 5 -o /dev/null "http://$G_ADDR/mcpgw/stats" 2>/dev/null
+timeout 5 bash -c "exec 3<>/dev/tcp/${G_ADDR%:*}/${G_ADDR##*:}; printf '\\x16\\x03\\x01\\x00' >&3; exec 3>&-" 2>/dev/null
+tls_failed() {
+	curl -sS --max-time 5 --cacert "$CERT" -o "$T_DIR/t.prom" "https://localhost:${G_ADDR##*:}/metrics" 2>/dev/null &&
+		[ "$(metric "$T_DIR/t.prom" mcpgw_tls_handshake_failures_total "listener=\"$G_ADDR\"")" = 2 ]
+}
+poll_until 10 tls_failed && ok "C: two failed TLS handshakes counted" ||
+	fail "C: mcpgw_tls_handshake_failures_total is '$(metric "$T_DIR/t.prom" mcpgw_tls_handshake_failures_total '')', expected 2"
+assert_cmp "C: ... and the good ones are connections" \
+	"$(metric "$T_DIR/t.prom" mcpgw_connections_accepted_total "listener=\"$G_ADDR\"")" '>=' 3
+promtool_clean "$T_DIR/t.prom" "C (TLS)"
 sf_stop_serve "$G_PID"
 
 # ===== C. access rules and configuration errors ====================================
