@@ -107,7 +107,10 @@ static void usage(FILE *out)
 "code in -32001..-32014 (see doc/errors.md).  GET /mcpgw/stats on any\n"
 "listener answers the gateway's counters as JSON: upstream server states,\n"
 "sessions, re-pins by reason, replays; by default to loopback clients only\n"
-"(admin.stats: loopback | any | off).\n"
+"(admin.stats: loopback | any | off).  GET /metrics answers Prometheus\n"
+"metrics (text format 0.0.4) to the clients admin.metrics allows (loopback by\n"
+"default), at admin.metrics_path, on the listener admin.metrics_listener\n"
+"names or every one.\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
 "listener that cannot bind), 2 on a usage or configuration error.\n",
