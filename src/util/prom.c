@@ -188,7 +188,8 @@ void mgw_prom_histogram(struct mgw_prom *p, const char *name,
 
 	if (n > MAX_LABELS)
 		n = MAX_LABELS;
-	memcpy(ll, l, n * sizeof(*l));
+	if (n)
+		memcpy(ll, l, n * sizeof(*l));
 	ll[n].name = "le";
 	ll[n].value = le;
 	for (size_t i = 0; i <= n_bounds; i++) {
