@@ -17,7 +17,8 @@
 #      promtool clean; a prometheus server scrapes the gateway every
 #      second and its HTTP API returns the build info, the target up, and
 #      the tools/call counter the gateway itself shows.
-#   C. on a TLS listener a plain-HTTP client and one that leaves
+#   C. past limits.max_connections a connection is refused and counted;
+#      on a TLS listener a plain-HTTP client and one that leaves
 #      mid-handshake count as TLS handshake failures, successful
 #      handshakes do not; admin.metrics: off: /metrics is forwarded (the
 #      replica's 404);
@@ -291,6 +292,35 @@ promtool_clean "$T_DIR/t.prom" "C (TLS)"
 sf_stop_serve "$G_PID"
 
 # ===== C. access rules and configuration errors ====================================
+# connections refused at limits.max_connections
+cat >"$T_DIR/r.yaml" <<YAML
+listeners:
+  - address: 127.0.0.1:0
+workers: 1
+limits:
+  max_connections: 1
+upstreams:
+  - name: pool
+    servers:
+      - url: http://$B_ADDR
+YAML
+start_serve -c "$T_DIR/r.yaml"
+exec 3<>"/dev/tcp/${G_ADDR%:*}/${G_ADDR##*:}" || die "C: cannot connect"
+sleep 0.3
+curl -sS --max-time 5 -o /dev/null "http://$G_ADDR/mcpgw/readyz" 2>/dev/null &&
+	fail "C: a second connection was served past max_connections 1"
+exec 3>&-
+# (polled: the held connection's close may reach the gateway after the
+# next scrape's connect, which is then refused too, or sees 2 open)
+refused() {
+	scrape "$G_ADDR" r
+	[ "$CODE" = 200 ] && [ "$(metric "$T_DIR/r.prom" mcpgw_connections_refused_total '')" -ge 1 ] 2>/dev/null &&
+		[ "$(metric "$T_DIR/r.prom" mcpgw_connections_open '')" = 1 ]
+}
+poll_until 10 refused && ok "C: the refused connection is counted, one open (the scrape's)" ||
+	fail "C: refused '$(metric "$T_DIR/r.prom" mcpgw_connections_refused_total '')', open '$(metric "$T_DIR/r.prom" mcpgw_connections_open '')'"
+sf_stop_serve "$G_PID"
+
 start_backend --era modern --id c1
 cat >"$T_DIR/c.yaml" <<YAML
 listeners:
