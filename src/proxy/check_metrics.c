@@ -33,17 +33,21 @@ static int allowed(const struct mgw_pipeline *pl, struct mgw_http_exchange *x)
 static void not_allowed(struct mgw_txn *t)
 {
 	static const char msg[] = "only GET and HEAD are served here\n";
+	struct mgw_proxy_reply r = {
+		.status = 405, .content_type = "text/plain; charset=utf-8",
+		.body = strdup(msg), .len = sizeof(msg) - 1,
+	};
 	struct mgw_headers allow;
 
 	t->note = "metrics: method";
 	mgw_headers_init(&allow);
-	if (mgw_headers_adds(&allow, "Allow", "GET, HEAD") != 0) {
+	if (!r.body || mgw_headers_adds(&allow, "Allow", "GET, HEAD") != 0) {
+		mgw_proxy_reply_deinit(&r);
 		mgw_headers_deinit(&allow);
 		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
 		return;
 	}
-	mgw_headers_adds(&allow, "Content-Type", "text/plain; charset=utf-8");
-	mgw_txn_respond(t, 405, &allow, msg, sizeof(msg) - 1);
+	mgw_txn_reply(t, &r, &allow);
 	mgw_headers_deinit(&allow);
 }
 
