@@ -9,6 +9,7 @@ PKGS=(
 	libjansson-dev libyaml-dev libhiredis-dev libcmocka-dev
 	redis-server nghttp2-client curl openssl jq ca-certificates procps
 	iproute2 psmisc haproxy groff-base
+	prometheus
 	chromium
 )
 

@@ -103,6 +103,8 @@ struct mgw_http_conn {
 	char peer_ip[64];           /* peer without the port and brackets */
 	int peer_port;
 	char local[64];             /* the listener's bound address */
+	unsigned lst_index;         /* the listener that accepted it */
+	struct mgw_http_listener_counters *lc; /* its counters, or NULL */
 	unsigned closing : 1;     /* no new requests; close when work is done */
 	unsigned read_blocked : 1;/* reading stopped: output is piling up */
 	unsigned lingering : 1;   /* write side shut, discarding input */
@@ -141,6 +143,7 @@ struct mgw_http_lst {
 	struct mgw_listener *l;
 	SSL_CTX *tls;
 	char addr[64];            /* bound address, "127.0.0.1:8080" */
+	unsigned index;                   /* order of listen calls */
 };
 
 struct mgw_http_server {
@@ -149,6 +152,8 @@ struct mgw_http_server {
 	mgw_http_handler_cb handler;
 	void *arg;
 	struct mgw_http_lst *listeners;
+	unsigned n_listeners;             /* listen calls that succeeded */
+	struct mgw_http_counters *cnt;    /* borrowed, or NULL */
 	struct mgw_http_conn *conns;
 	size_t nconns;
 	size_t inflight;

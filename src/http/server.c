@@ -52,6 +52,14 @@ static atomic_uint_fast64_t next_conn_id = 1;
 
 static const unsigned char empty_body[1];
 
+/* One more on a counter only this thread writes: no read-modify-write
+ * instruction is needed, and readers on other threads see whole values. */
+static void bump(atomic_uint_fast64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	                      memory_order_relaxed);
+}
+
 void mgw_http_limits_default(struct mgw_http_limits *lim)
 {
 	memset(lim, 0, sizeof(*lim));
@@ -431,6 +439,8 @@ void mgw_conn_close(struct mgw_http_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nconns--;
+	if (c->lc)
+		bump(&c->lc->closed);
 	free(c);
 	done_check(s);
 }
@@ -578,6 +588,9 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 		mgw_conn_close(c);
 		return;
 	}
+	if (c->tls && c->proto == MGW_PROTO_DETECT && c->lc &&
+	    (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)))
+		bump(&c->lc->tls_failures); /* the handshake never completed */
 	if (what & BEV_EVENT_ERROR) {
 		unsigned long e = c->tls ? bufferevent_get_openssl_error(bev) : 0;
 		if (e) {
@@ -698,8 +711,14 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	struct timeval wtv;
 	int one = 1;
 
+	struct mgw_http_listener_counters *lc =
+		s->cnt && ls->index < MGW_HTTP_COUNTED_LISTENERS ? &s->cnt->l[ls->index]
+		                                                 : NULL;
+
 	if (s->shutting_down || s->nconns >= s->lim.max_connections) {
 		char peer[64];
+		if (lc)
+			bump(&lc->refused);
 		if (fault_log_ok(s))
 			mgw_info(NULL, "%s: connection refused (%s)",
 			         mgw_sockaddr_str(sa, peer, sizeof(peer)),
@@ -712,6 +731,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	if (!c)
 		goto fail;
 	c->srv = s;
+	c->lst_index = ls->index;
 	c->id = (uint64_t)atomic_fetch_add(&next_conn_id, 1);
 	mgw_sockaddr_str(sa, c->peer, sizeof(c->peer));
 	c->peer_loopback = mgw_sockaddr_is_loopback(sa);
@@ -762,6 +782,9 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 		s->conns->prev = c;
 	s->conns = c;
 	s->nconns++;
+	c->lc = lc;
+	if (lc)
+		bump(&lc->accepted);
 	mgw_conn_timer(c, MGW_T_IDLE, s->lim.idle_timeout);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	return;
@@ -900,6 +923,15 @@ int mgw_http_server_listen_opts(struct mgw_http_server *s,
 		SSL_CTX_up_ref(tls);
 		ls->tls = tls;
 	}
+	ls->index = s->n_listeners++;
+	if (s->cnt && ls->index < MGW_HTTP_COUNTED_LISTENERS) {
+		struct mgw_http_listener_counters *lc = &s->cnt->l[ls->index];
+
+		snprintf(lc->address, sizeof(lc->address), "%s",
+		         bound && boundlen ? bound : hostport);
+		lc->tls = tls != NULL;
+		atomic_store(&s->cnt->n, ls->index + 1);
+	}
 	ls->next = s->listeners;
 	s->listeners = ls;
 	return 0;
@@ -926,6 +958,12 @@ void mgw_http_server_set_handler(struct mgw_http_server *s,
 {
 	s->handler = handler;
 	s->arg = arg;
+}
+
+void mgw_http_server_set_counters(struct mgw_http_server *s,
+                                  struct mgw_http_counters *c)
+{
+	s->cnt = c;
 }
 
 void mgw_http_server_shutdown(struct mgw_http_server *s, double deadline,
@@ -1015,6 +1053,10 @@ const unsigned char *mgw_http_req_body(const struct mgw_http_exchange *x,
 int mgw_http_version(const struct mgw_http_exchange *x) { return x->version; }
 
 int mgw_http_is_tls(const struct mgw_http_exchange *x) { return x->c->tls; }
+unsigned mgw_http_listener_index(const struct mgw_http_exchange *x)
+{
+	return x->c->lst_index;
+}
 
 const char *mgw_http_peer(const struct mgw_http_exchange *x)
 {

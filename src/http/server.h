@@ -21,6 +21,7 @@
 #ifndef MGW_HTTP_SERVER_H
 #define MGW_HTTP_SERVER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -119,6 +120,37 @@ void mgw_http_server_set_handler(struct mgw_http_server *s,
 void mgw_http_server_shutdown(struct mgw_http_server *s, double deadline,
                               mgw_http_done_cb done, void *arg);
 
+/* Connection counters of one listener (metrics).  Written by the
+ * server's own thread only (relaxed atomics), read by any thread. */
+struct mgw_http_listener_counters {
+	char address[80];               /* the bound address, set at listen */
+	int tls;
+	atomic_uint_fast64_t accepted;  /* connections taken in */
+	atomic_uint_fast64_t refused;   /* closed at once: max_connections
+	                                 * reached, or shutting down */
+	atomic_uint_fast64_t closed;    /* accepted ones that ended (open =
+	                                 * accepted - closed) */
+	atomic_uint_fast64_t tls_failures; /* TLS handshakes that failed (an
+	                                 * error or the peer leaving before
+	                                 * the handshake completed) */
+};
+
+/* Room for the counters of this many listeners per server. */
+#define MGW_HTTP_COUNTED_LISTENERS 16
+
+/* The counters of one server: slot i is its i-th listener (in the order
+ * of the listen calls); n is how many slots are in use. */
+struct mgw_http_counters {
+	atomic_uint n;
+	struct mgw_http_listener_counters l[MGW_HTTP_COUNTED_LISTENERS];
+};
+
+/* Makes s count into c (zeroed by the caller, outliving s; NULL stops).
+ * Before any listener is added.  Listeners past the room are not
+ * counted. */
+void mgw_http_server_set_counters(struct mgw_http_server *s,
+                                  struct mgw_http_counters *c);
+
 /* Counts, for stats endpoints. */
 size_t mgw_http_server_connections(const struct mgw_http_server *s);
 size_t mgw_http_server_inflight(const struct mgw_http_server *s);
@@ -153,6 +185,9 @@ int mgw_http_peer_port(const struct mgw_http_exchange *x);
 const char *mgw_http_local(const struct mgw_http_exchange *x);
 /* 1 when the peer connected from a loopback address. */
 int mgw_http_peer_is_loopback(const struct mgw_http_exchange *x);
+/* The listener the connection came in on: 0 for the server's first
+ * listen call, 1 for the second, ... */
+unsigned mgw_http_listener_index(const struct mgw_http_exchange *x);
 uint64_t mgw_http_conn_id(const struct mgw_http_exchange *x);
 /* HTTP/2 stream id, or 0 for HTTP/1.1. */
 int32_t mgw_http_stream_id(const struct mgw_http_exchange *x);

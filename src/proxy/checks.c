@@ -13,6 +13,7 @@
 static const struct mgw_check *const table[] = {
 	&mgw_check_health,
 	&mgw_check_admin,
+	&mgw_check_metrics,
 	&mgw_check_unreadable,
 	&mgw_check_endpoint,
 	&mgw_check_sep2243,

@@ -33,6 +33,7 @@ struct mgw_check {
 
 extern const struct mgw_check mgw_check_health;    /* check_health.c */
 extern const struct mgw_check mgw_check_admin;     /* check_admin.c */
+extern const struct mgw_check mgw_check_metrics;   /* check_metrics.c */
 extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
 extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */
 extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */

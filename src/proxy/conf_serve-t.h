@@ -12,7 +12,8 @@
 #include "session/conf_sessions-t.h"
 
 enum mgw_mode_conf { MGW_MODE_STATELESS, MGW_MODE_STATEFUL, MGW_MODE_AUTO };
-/* Who may read GET /mcpgw/stats (admin.stats). */
+/* Who may read GET /mcpgw/stats (admin.stats) and GET /metrics
+ * (admin.metrics). */
 enum mgw_stats_access {
 	MGW_STATS_LOOPBACK, /* clients on a loopback address (default) */
 	MGW_STATS_ANY,      /* every client of every listener */
@@ -128,6 +129,18 @@ struct mgw_serve_conf {
 	int add_forwarded;         /* forwarded.add (true): Forwarded + X-Forwarded-For */
 	size_t max_json_depth;     /* mcp.max_json_depth (64) */
 	enum mgw_stats_access stats; /* admin.stats (loopback) */
+	enum mgw_stats_access metrics; /* admin.metrics (loopback): who may
+	                            * read the Prometheus metrics */
+	char *metrics_path;        /* admin.metrics_path (/metrics) */
+	char *metrics_listener;    /* admin.metrics_listener: the address of
+	                            * the one listener (as written under
+	                            * listeners:) that answers the metrics;
+	                            * NULL: every listener */
+	int metrics_tool_names;    /* mcp.metrics_tool_names (false): count
+	                            * tools/call by tool name */
+	uint32_t metrics_tool_names_max; /* mcp.metrics_tool_names_max (100):
+	                            * names with their own series; the rest
+	                            * count as "other" */
 	struct mgw_sessions_conf sessions; /* sessions: (stateful mode) */
 	double drain_delay;        /* drain.delay (0s): on SIGTERM, readyz
 	                            * answers 503 and the listeners keep

@@ -54,19 +54,33 @@ static const struct mgw_cfg_section forwarded_section = {
 static const struct mgw_cfg_field mcp_fields[] = {
 	{.key = "max_json_depth", .type = MGW_CFG_INT, S(max_json_depth),
 	 .min = 1, .max = 1000, .def = "64"},
+	{.key = "metrics_tool_names", .type = MGW_CFG_BOOL,
+	 S(metrics_tool_names), .def = "false"},
+	{.key = "metrics_tool_names_max", .type = MGW_CFG_INT,
+	 S(metrics_tool_names_max), .min = 1, .max = 10000, .def = "100"},
 };
 static const struct mgw_cfg_section mcp_section = {
 	.size = sizeof(struct mgw_serve_conf),
 	.fields = mcp_fields, .nfields = MGW_CFG_COUNT(mcp_fields),
 };
 
+static int check_admin(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                       void *obj);
+
 static const struct mgw_cfg_field admin_fields[] = {
 	{.key = "stats", .type = MGW_CFG_ENUM, S(stats), .enums = stats_access,
 	 .def = "loopback"},
+	{.key = "metrics", .type = MGW_CFG_ENUM, S(metrics),
+	 .enums = stats_access, .def = "loopback"},
+	{.key = "metrics_path", .type = MGW_CFG_STRING, S(metrics_path),
+	 .def = "/metrics", .check = mgw_cfg_check_path},
+	{.key = "metrics_listener", .type = MGW_CFG_STRING,
+	 S(metrics_listener), .check = mgw_cfg_check_hostport},
 };
 static const struct mgw_cfg_section admin_section = {
 	.size = sizeof(struct mgw_serve_conf),
 	.fields = admin_fields, .nfields = MGW_CFG_COUNT(admin_fields),
+	.check = check_admin,
 };
 
 static const struct mgw_cfg_field drain_fields[] = {
@@ -77,6 +91,22 @@ static const struct mgw_cfg_section drain_section = {
 	.size = sizeof(struct mgw_serve_conf),
 	.fields = drain_fields, .nfields = MGW_CFG_COUNT(drain_fields),
 };
+/* The metrics path must not hide one of the gateway's own pages. */
+static int check_admin(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                       void *obj)
+{
+	static const char *const own[] = {
+		"/mcpgw/stats", "/mcpgw/healthz", "/mcpgw/readyz",
+	};
+	const struct mgw_serve_conf *s = obj;
+
+	for (size_t i = 0; s->metrics_path && i < MGW_CFG_COUNT(own); i++)
+		if (strcmp(s->metrics_path, own[i]) == 0)
+			return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "metrics_path"),
+			                    "metrics_path", "'%s' is the path of "
+			                    "another page of the gateway", own[i]);
+	return 0;
+}
 
 static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                        void *obj);

@@ -16,6 +16,8 @@
 struct mgw_upool;
 struct mgw_sf;
 struct mgw_liveness;
+struct mgw_metrics;
+struct mgw_metrics_worker;
 
 /* Counters of one worker (only grow; read from the worker's thread or
  * after it stopped). */
@@ -46,6 +48,10 @@ struct mgw_pipeline {
 	                                      * stamps, or NULL (then only
 	                                      * this loop answering counts) */
 	struct mgw_pipeline_stats st;
+	struct mgw_metrics *metrics;         /* borrowed: every worker's
+	                                      * counters (GET /metrics), or
+	                                      * NULL */
+	struct mgw_metrics_worker *mx;       /* this worker's block of it */
 };
 
 #endif

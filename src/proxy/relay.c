@@ -11,6 +11,7 @@
 #include "http/headers.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/relay.h"
 #include "proxy/txn.h"
@@ -30,6 +31,8 @@ void mgw_relay_init(struct mgw_relay *rl)
 void mgw_relay_deinit(struct mgw_relay *rl)
 {
 	mgw_headers_deinit(&rl->hdrs);
+	if (rl->sse_mx)
+		mgw_metrics_sse_close(rl->sse_mx);
 	if (rl->buf)
 		evbuffer_free(rl->buf);
 	if (rl->cap)
@@ -309,6 +312,10 @@ static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
 		t->x = NULL;
 		mgw_txn_free(t);
 		return -1;
+	}
+	if (rl->sse && t->pl->mx) {
+		rl->sse_mx = t->pl->mx;
+		mgw_metrics_sse_open(rl->sse_mx);
 	}
 	if (t->h->on_stream)
 		t->h->on_stream(t);

@@ -24,6 +24,7 @@
 #include "http/conf_limits.h"
 #include "proxy/conf_serve.h"
 #include "proxy/health.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/reload.h"
 #include "proxy/route.h"
@@ -278,6 +279,7 @@ fail:
 static void refuse(struct serve *sv, const char *why)
 {
 	sv->reloads_failed++;
+	mgw_metrics_reload_done(0);
 	mgw_err(NULL, "reload refused, the running configuration stays: %s", why);
 }
 
@@ -367,6 +369,7 @@ void mgw_serve_reload(struct serve *sv)
 	go_live(sv, g, health);
 	(void)mgw_serve_apply_logs(sv->flags, cfg, 1);
 	sv->reloads++;
+	mgw_metrics_reload_done(1);
 	mgw_warn(NULL, "reload: done, generation %u: %zu upstream groups, %zu "
 	         "servers (%zu kept their health state), %zu routes, "
 	         "listeners +%zu -%zu", g->seq, g->ups->n_groups,

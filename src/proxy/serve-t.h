@@ -57,6 +57,7 @@ struct serve {
 	struct mgw_worker **workers;
 	unsigned n_workers;
 	struct mgw_liveness *live;      /* the workers' loop stamps */
+	struct mgw_metrics *metrics;    /* the workers' counters (GET /metrics) */
 	struct mgw_park park;           /* reloads stop the workers here */
 	struct mgw_serve_lst lst[MGW_CLI_MAX_LISTEN];
 	size_t n_lst;

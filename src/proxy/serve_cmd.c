@@ -26,6 +26,7 @@
 #include "http/headers.h"
 #include "net/serve_listeners.h"
 #include "proxy/liveness.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/reload.h"
 #include "proxy/serve-t.h"
@@ -144,7 +145,10 @@ static void usage(FILE *out)
 "code in -32001..-32014 (see doc/errors.md).  GET /mcpgw/stats on any\n"
 "listener answers the gateway's counters as JSON: upstream server states,\n"
 "sessions, re-pins by reason, replays; by default to loopback clients only\n"
-"(admin.stats: loopback | any | off).\n"
+"(admin.stats: loopback | any | off).  GET /metrics answers Prometheus\n"
+"metrics (text format 0.0.4) to the clients admin.metrics allows (loopback by\n"
+"default), at admin.metrics_path, on the listener admin.metrics_listener\n"
+"names or every one.\n"
 "\n"
 "SIGHUP reloads the -c file (servers, routes, listeners, policies; requests\n"
 "in progress finish under the configuration they started with; memory-store\n"
@@ -610,6 +614,34 @@ static int check_only(struct serve *sv, const struct mgw_listen_spec *ls,
 	return MGW_EXIT_OK;
 }
 
+/* The counters behind GET /metrics, and the listener that answers them
+ * (admin.metrics_listener: one of the listeners to bind, by address).
+ * Returns 0 or an exit code. */
+static int setup_metrics(struct serve *sv, const struct mgw_listen_spec *ls,
+                         size_t n_ls)
+{
+	const struct mgw_serve_conf *s = &sv->cfg->serve;
+
+	/* room for what reloads add (more counts as route/group "none") */
+	sv->metrics = mgw_metrics_new(sv->n_workers,
+	                              sv->routes->n + MGW_METRICS_RELOAD_ROOM,
+	                              sv->ups->n_groups + MGW_METRICS_RELOAD_ROOM,
+	                              s->metrics_tool_names
+	                              ? s->metrics_tool_names_max : 0);
+	if (!sv->metrics)
+		return MGW_EXIT_RUNTIME;
+	if (!s->metrics_listener || s->metrics == MGW_STATS_OFF)
+		return 0;
+	for (size_t i = 0; i < n_ls; i++) {
+		if (strcmp(ls[i].address, s->metrics_listener) == 0) {
+			sv->metrics->listener = (int)i;
+			return 0;
+		}
+	}
+	return usage_error("admin.metrics_listener '%s' is not one of the "
+	                   "listeners (%zu given)", s->metrics_listener, n_ls);
+}
+
 int mgw_serve_main(int argc, char **argv)
 {
 	struct serve_flags f = {0};
@@ -643,6 +675,10 @@ int mgw_serve_main(int argc, char **argv)
 	sv.live = mgw_liveness_new(sv.n_workers, mgw_now_ms());
 	if (!sv.workers || !sv.live)
 		goto out;
+	rc = setup_metrics(&sv, ls, n_ls);
+	if (rc)
+		goto out;
+	rc = MGW_EXIT_RUNTIME;
 	for (unsigned i = 0; i < sv.n_workers; i++) {
 		sv.workers[i] = mgw_worker_new(i, sv.cfg, sv.routes, sv.ups,
 		                               sv.n_workers, sv.exited_ev, err,
@@ -654,6 +690,7 @@ int mgw_serve_main(int argc, char **argv)
 		if (mgw_worker_set_liveness(sv.workers[i], sv.live) != 0 ||
 		    mgw_worker_set_park(sv.workers[i], &sv.park) != 0)
 			goto out;
+		mgw_worker_set_metrics(sv.workers[i], sv.metrics);
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
@@ -725,6 +762,7 @@ out:
 	}
 	if (sv.park_ok)
 		mgw_park_destroy(&sv.park);
+	mgw_metrics_free(sv.metrics);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);
 	if (sv.drain_ev)

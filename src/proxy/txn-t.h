@@ -19,6 +19,7 @@
 
 struct mgw_pipeline;
 struct mgw_handler;
+struct mgw_metrics_worker;
 
 /* Who answers the client: nobody yet (the handler decides, or holds the
  * answer itself), the relay collecting a small sized answer, or the relay
@@ -43,6 +44,8 @@ struct mgw_relay {
 	int paused;                   /* upstream delivery paused */
 	int up_ended;                 /* upstream done, held data pending */
 	uint64_t bytes;               /* body bytes given to the client */
+	struct mgw_metrics_worker *sse_mx; /* an SSE stream counted open
+	                               * there (closed at deinit), or NULL */
 };
 
 /* One transaction per client exchange: it owns the classification, the

@@ -13,6 +13,7 @@
 #include "proxy/access_json.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/pool.h"
 #include "proxy/relay.h"
@@ -116,6 +117,7 @@ void mgw_txn_access_log(struct mgw_txn *t, int status)
 {
 	struct mgw_log_ctx ctx;
 
+	mgw_metrics_txn_done(t, status);
 	if (!mgw_log_access_enabled() || !t->x)
 		return;
 	if (mgw_log_access_format() == MGW_ACCESS_JSON) {

@@ -67,6 +67,8 @@ struct mgw_upstream_server {
 	/* shared: counters (only grow) */
 	atomic_uint_fast64_t n_picked;
 	atomic_uint_fast64_t n_ejections;
+	atomic_uint_fast64_t n_went_down; /* active health: up -> down */
+	atomic_uint_fast64_t n_went_up;   /* active health: down -> up */
 };
 
 /* One point of the consistent-hash ring. */

@@ -277,7 +277,12 @@ void mgw_upstream_set_draining(struct mgw_upstream_server *s, int on)
 
 void mgw_upstream_set_health(struct mgw_upstream_server *s, int up)
 {
-	atomic_store_explicit(&s->health_up, up ? 1 : 0, memory_order_release);
+	int was = atomic_exchange_explicit(&s->health_up, up ? 1 : 0,
+	                                   memory_order_acq_rel);
+
+	if (was != (up ? 1 : 0))
+		atomic_fetch_add_explicit(up ? &s->n_went_up : &s->n_went_down, 1,
+		                          memory_order_relaxed);
 }
 
 void mgw_upstream_origin_cfg(const struct mgw_upstream_server *s,
@@ -444,6 +449,8 @@ static void carry_server(struct mgw_upstream_server *to,
 	CARRY(draining);
 	CARRY(n_picked);
 	CARRY(n_ejections);
+	CARRY(n_went_down);
+	CARRY(n_went_up);
 }
 #undef CARRY
 

@@ -127,7 +127,8 @@ void mgw_upstream_origin_cfg(const struct mgw_upstream_server *s,
                              struct mgw_client_origin_cfg *cfg);
 
 /* Applies a health-check verdict (called by the health checker; tests may
- * call it directly).  Logs nothing: the caller logs the transition. */
+ * call it directly).  Logs nothing: the caller logs the transition; a
+ * change of state is counted (n_went_down, n_went_up). */
 void mgw_upstream_set_health(struct mgw_upstream_server *s, int up);
 
 #endif

@@ -15,6 +15,7 @@
 #include "net/listener.h"
 #include "proxy/errors.h"
 #include "proxy/liveness.h"
+#include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/worker.h"
 #include "util/time.h"
@@ -273,6 +274,8 @@ int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
 	r->next = w->retired;
 	w->retired = r;
 	pl->live_beats = w->pl->live_beats;
+	pl->metrics = w->pl->metrics;   /* the worker's counters go on */
+	pl->mx = w->pl->mx;
 	w->pl = pl;
 	mgw_http_server_set_handler(w->http, mgw_pipeline_on_request, pl);
 	return 0;
@@ -293,6 +296,13 @@ int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
 	if (!w->beat_ev || event_add(w->beat_ev, &tv) != 0)
 		return MGW_ENOMEM;
 	return 0;
+}
+
+void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m)
+{
+	w->pl->metrics = m;
+	w->pl->mx = &m->w[w->index];
+	mgw_http_server_set_counters(w->http, &m->w[w->index].http);
 }
 
 void mgw_worker_free(struct mgw_worker *w)

@@ -74,6 +74,12 @@ int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
  * connections carry on.  0 or MGW_EINVAL. */
 int mgw_worker_unlisten(struct mgw_worker *w, const char *bound);
 
+/* Makes the worker count into block w->index of m (its requests, its
+ * listeners' connections) and answer GET /metrics from all of m.  Main
+ * thread, before mgw_worker_listen; m outlives the worker. */
+struct mgw_metrics;
+void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */

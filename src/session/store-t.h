@@ -26,6 +26,7 @@
 
 #include "session/conf_sessions-t.h"
 #include "session/session-t.h"
+#include "util/prom.h"
 
 struct mgw_session_store;
 struct mgw_session_view;
@@ -150,12 +151,48 @@ struct mgw_session_store_ops {
 
 /* The part of every store the generic layer uses; implementations embed
  * it as their first member. */
+enum mgw_session_op_kind {
+	MGW_SESSION_OP_CREATE,
+	MGW_SESSION_OP_LOOKUP,
+	MGW_SESSION_OP_UPDATE,
+	MGW_SESSION_OP_REMOVE,
+};
+#define MGW_SESSION_OP_KINDS 4
+
+/* How an operation ended, for the operation counters. */
+enum mgw_session_op_result {
+	MGW_SESSION_RES_OK = 0,
+	MGW_SESSION_RES_NOT_FOUND,      /* MGW_ENOTFOUND */
+	MGW_SESSION_RES_CONFLICT,       /* MGW_ECONFLICT */
+	MGW_SESSION_RES_LIMIT,          /* MGW_ELIMIT: store full */
+	MGW_SESSION_RES_ERROR,          /* MGW_EIO: store unreachable/failed */
+	MGW_SESSION_RES_OTHER,          /* anything else */
+	MGW_SESSION_RES_N,
+};
+
+/* Completed operations by kind and result, and how long they took from
+ * the start to the implementation's completion (latency buckets of
+ * util/prom.h, the sum in nanoseconds).  Atomics: any worker bumps them. */
+struct mgw_session_op_counters {
+	atomic_uint_fast64_t done[MGW_SESSION_OP_KINDS][MGW_SESSION_RES_N];
+	atomic_uint_fast64_t lat[MGW_SESSION_OP_KINDS][MGW_PROM_N_BUCKETS + 1];
+	atomic_uint_fast64_t lat_sum_ns[MGW_SESSION_OP_KINDS];
+};
+
+/* A copy of those, read at one moment (mgw_session_store_op_stats). */
+struct mgw_session_op_stats {
+	uint64_t done[MGW_SESSION_OP_KINDS][MGW_SESSION_RES_N];
+	uint64_t lat[MGW_SESSION_OP_KINDS][MGW_PROM_N_BUCKETS + 1];
+	uint64_t lat_sum_ns[MGW_SESSION_OP_KINDS];
+};
+
 struct mgw_session_store {
 	const struct mgw_session_store_ops *ops;
 	const struct mgw_sessions_conf *conf; /* borrowed: the snapshot must
 	                                 * outlive the store */
 	struct mgw_session_env env;     /* clocks filled with defaults */
 	struct mgw_session_counters cnt;
+	struct mgw_session_op_counters opc; /* the generic layer's */
 	struct event *sweep_ev;         /* on env.house_base, or NULL */
 	size_t max_id;                  /* longest id this store mints (set by
 	                                 * the implementation); lookups of
@@ -180,12 +217,6 @@ struct mgw_session_view {
 	                                 * view_free completes them) */
 };
 
-enum mgw_session_op_kind {
-	MGW_SESSION_OP_CREATE,
-	MGW_SESSION_OP_LOOKUP,
-	MGW_SESSION_OP_UPDATE,
-	MGW_SESSION_OP_REMOVE,
-};
 
 /* One operation in flight.  Fields are the generic layer's, except impl,
  * which an implementation that completes later may use for its own
@@ -193,6 +224,7 @@ enum mgw_session_op_kind {
 struct mgw_session_op {
 	struct mgw_session_view *view;
 	enum mgw_session_op_kind kind;  /* counted by kind at completion */
+	uint64_t t0_ns;                 /* monotonic ns at the start */
 	mgw_session_cb cb;
 	void *arg;
 	struct event *ev;               /* delivers the callback on view->base */

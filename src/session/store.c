@@ -210,6 +210,39 @@ void mgw_session_store_stats(struct mgw_session_store *st,
 
 #undef LOAD
 
+void mgw_session_store_op_stats(struct mgw_session_store *st,
+                                struct mgw_session_op_stats *out)
+{
+	const struct mgw_session_op_counters *c = &st->opc;
+
+	for (int k = 0; k < MGW_SESSION_OP_KINDS; k++) {
+		for (int r = 0; r < MGW_SESSION_RES_N; r++)
+			out->done[k][r] = atomic_load_explicit(&c->done[k][r],
+			                                       memory_order_relaxed);
+		for (int b = 0; b <= MGW_PROM_N_BUCKETS; b++)
+			out->lat[k][b] = atomic_load_explicit(&c->lat[k][b],
+			                                      memory_order_relaxed);
+		out->lat_sum_ns[k] = atomic_load_explicit(&c->lat_sum_ns[k],
+		                                          memory_order_relaxed);
+	}
+}
+
+const char *mgw_session_op_kind_name(enum mgw_session_op_kind k)
+{
+	static const char *const n[MGW_SESSION_OP_KINDS] = {
+		"create", "lookup", "update", "remove",
+	};
+	return (unsigned)k < MGW_SESSION_OP_KINDS ? n[k] : "?";
+}
+
+const char *mgw_session_op_result_name(enum mgw_session_op_result r)
+{
+	static const char *const n[MGW_SESSION_RES_N] = {
+		"ok", "not_found", "conflict", "limit", "error", "other",
+	};
+	return (unsigned)r < MGW_SESSION_RES_N ? n[r] : "?";
+}
+
 /* ---- views ---- */
 
 void mgw_session_view_init(struct mgw_session_view *v,
@@ -293,6 +326,7 @@ static struct mgw_session_op *op_new(struct mgw_session_view *v,
 	}
 	op->view = v;
 	op->kind = kind;
+	op->t0_ns = mgw_now_ns();
 	op->cb = cb;
 	op->arg = arg;
 	v->ops_alive++;
@@ -320,6 +354,31 @@ static void count(struct mgw_session_store *st, enum mgw_session_op_kind kind,
 		atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
+/* The operation counters: by kind and result, and the latency. */
+static void count_op(struct mgw_session_store *st, const struct mgw_session_op *op,
+                     int status)
+{
+	struct mgw_session_op_counters *c = &st->opc;
+	enum mgw_session_op_result r;
+	uint64_t now = mgw_now_ns(), ns = now > op->t0_ns ? now - op->t0_ns : 0;
+	unsigned k = (unsigned)op->kind;
+
+	if (k >= MGW_SESSION_OP_KINDS)
+		return;
+	switch (status) {
+	case 0: r = MGW_SESSION_RES_OK; break;
+	case MGW_ENOTFOUND: r = MGW_SESSION_RES_NOT_FOUND; break;
+	case MGW_ECONFLICT: r = MGW_SESSION_RES_CONFLICT; break;
+	case MGW_ELIMIT: r = MGW_SESSION_RES_LIMIT; break;
+	case MGW_EIO: r = MGW_SESSION_RES_ERROR; break;
+	default: r = MGW_SESSION_RES_OTHER; break;
+	}
+	atomic_fetch_add_explicit(&c->done[k][r], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->lat[k][mgw_prom_bucket_ns(ns)], 1,
+	                          memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->lat_sum_ns[k], ns, memory_order_relaxed);
+}
+
 void mgw_session_op_complete(struct mgw_session_op *op, int status,
                              struct mgw_session *rec)
 {
@@ -332,6 +391,7 @@ void mgw_session_op_complete(struct mgw_session_op *op, int status,
 	}
 	op->completed = 1;
 	count(op->view->store, op->kind, status);
+	count_op(op->view->store, op, status);
 	if (op->cancelled) {
 		op->view->ops_cancelled--;
 		mgw_session_unref(rec);

@@ -126,6 +126,15 @@ size_t mgw_session_store_sweep(struct mgw_session_store *st, size_t max);
 void mgw_session_store_stats(struct mgw_session_store *st,
                              struct mgw_session_stats *out);
 
+/* Fills *out with the operation counters.  Thread-safe. */
+void mgw_session_store_op_stats(struct mgw_session_store *st,
+                                struct mgw_session_op_stats *out);
+
+/* "create", "lookup", "update", "remove"; "ok", "not_found", "conflict",
+ * "limit", "error", "other" (metric labels). */
+const char *mgw_session_op_kind_name(enum mgw_session_op_kind k);
+const char *mgw_session_op_result_name(enum mgw_session_op_result r);
+
 /* The longest id this store can have minted (memory: 32; sealed: the
  * longest token max_initialize_bytes allows), so the proxy can refuse
  * longer Mcp-Session-Id values early. */

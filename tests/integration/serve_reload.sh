@@ -118,6 +118,14 @@ refused() { ! curl -sS --max-time 2 -o /dev/null "http://127.0.0.1:$P2/mcpgw/hea
 poll_until 10 refused || fail "the removed listener still accepts"
 who "$GW"
 assert_eq "the first listener serves after the removal" 200 "$CODE"
+# the reloads in the metrics: 2 done, 2 refused; the page still lints
+curl -sS --max-time 5 "http://$G_ADDR/metrics" >"$T_DIR/metrics.txt"
+assert_eq "reloads done (metrics)" 2 "$(awk '$1 == "mcpgw_reloads_total{result=\"success\"}" {print $2}' "$T_DIR/metrics.txt")"
+assert_eq "reloads refused (metrics)" 2 "$(awk '$1 == "mcpgw_reloads_total{result=\"failure\"}" {print $2}' "$T_DIR/metrics.txt")"
+if command -v promtool >/dev/null 2>&1; then
+	promtool check metrics <"$T_DIR/metrics.txt" >"$T_DIR/promtool.out" 2>&1 ||
+		fail "promtool on the page after reloads: $(head -n 5 "$T_DIR/promtool.out")"
+fi
 stop_serve
 
 # ---- 5. stateful, memory store: a session survives a reload ---------------------

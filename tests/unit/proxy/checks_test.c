@@ -69,12 +69,15 @@ static void test_table_order(void **state)
 
 	(void)state;
 	t = mgw_checks_table(&n);
-	assert_int_equal(n, 5);
+	assert_int_equal(n, 6);
 	/* the gateway's own endpoints first: they answer whatever the mode */
 	assert_string_equal(t[0]->name, "health");
 	assert_int_equal(t[0]->handlers, MGW_H_ALL);
 	assert_string_equal(t[1]->name, "admin");
 	assert_int_equal(t[1]->handlers, MGW_H_ALL);
+	assert_string_equal(t[2]->name, "metrics");
+	assert_int_equal(t[2]->handlers, MGW_H_ALL);
+	assert_int_equal(t[2]->phase, MGW_PHASE_REQUEST);
 	assert_string_equal(t[n - 1]->name, "sep2243");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 1]->handlers, MGW_H_STATELESS);

@@ -118,6 +118,11 @@ static void assert_proxy_default(const struct mgw_serve_conf *s)
 	assert_int_equal(s->add_forwarded, 1);
 	assert_int_equal(s->max_json_depth, 64);
 	assert_int_equal(s->stats, MGW_STATS_LOOPBACK);
+	assert_int_equal(s->metrics, MGW_STATS_LOOPBACK);
+	assert_string_equal(s->metrics_path, "/metrics");
+	assert_null(s->metrics_listener);
+	assert_int_equal(s->metrics_tool_names, 0);
+	assert_int_equal(s->metrics_tool_names_max, 100);
 }
 
 static void test_defaults(void **state)
@@ -234,8 +239,13 @@ static const char full_yaml[] =
 	"  add: false\n"
 	"mcp:\n"
 	"  max_json_depth: 16\n"
+	"  metrics_tool_names: true\n"
+	"  metrics_tool_names_max: 7\n"
 	"admin:\n"
-	"  stats: any\n";
+	"  stats: any\n"
+	"  metrics: off\n"
+	"  metrics_path: /internal/metrics\n"
+	"  metrics_listener: 127.0.0.1:9464\n";
 
 static void test_full(void **state)
 {
@@ -303,6 +313,11 @@ static void test_full(void **state)
 	assert_int_equal(s->add_forwarded, 0);
 	assert_int_equal(s->max_json_depth, 16);
 	assert_int_equal(s->stats, MGW_STATS_ANY);
+	assert_int_equal(s->metrics, MGW_STATS_OFF);
+	assert_string_equal(s->metrics_path, "/internal/metrics");
+	assert_string_equal(s->metrics_listener, "127.0.0.1:9464");
+	assert_int_equal(s->metrics_tool_names, 1);
+	assert_int_equal(s->metrics_tool_names_max, 7);
 	mgw_config_free(c);
 }
 
@@ -504,6 +519,21 @@ static void test_value_errors(void **state)
 	expect_error("admin:\n  stats: public\n",
 	             "t.yaml:2:10: admin.stats: 'public' is not one of: "
 	             "loopback, any, off");
+	expect_error("admin:\n  metrics: all\n",
+	             "t.yaml:2:12: admin.metrics: 'all' is not one of: "
+	             "loopback, any, off");
+	expect_error("admin:\n  metrics_path: metrics\n",
+	             "t.yaml:2:17: admin.metrics_path: must start with '/' (at most "
+	             "1024 bytes)");
+	expect_error("admin:\n  metrics_path: /mcpgw/readyz\n",
+	             "t.yaml:2:17: admin.metrics_path: '/mcpgw/readyz' is the "
+	             "path of another page of the gateway");
+	expect_error("admin:\n  metrics_listener: nowhere\n",
+	             "t.yaml:2:21: admin.metrics_listener: 'nowhere' is not "
+	             "HOST:PORT, [IPV6]:PORT or :PORT");
+	expect_error("mcp:\n  metrics_tool_names_max: 0\n",
+	             "t.yaml:2:27: mcp.metrics_tool_names_max: out of range: "
+	             "must be between 1 and 10000");
 }
 
 static void test_match_paths(void **state)

@@ -160,6 +160,56 @@ static void test_update_cas(void **state)
 	mgw_session_unref(s);
 }
 
+/* The generic layer counts every completed operation by kind and result,
+ * and its latency in one bucket each. */
+static void test_op_counters(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_session *s, *a, *b, *res = NULL;
+	struct mgw_session_op_stats os;
+	uint64_t total;
+
+	open_store(f);
+	mgw_session_store_op_stats(f->st, &os);
+	assert_int_equal(os.done[MGW_SESSION_OP_CREATE][MGW_SESSION_RES_OK], 0);
+	s = create(f);
+	assert_int_equal(th_lookup(f->v, s->id, NULL, NULL), 0);
+	a = mgw_session_dup(s);
+	b = mgw_session_dup(s);
+	assert_int_equal(th_update(f->v, a, 0, &res), 0);
+	mgw_session_unref(res);
+	assert_int_equal(th_update(f->v, b, 0, &res), MGW_ECONFLICT);
+	mgw_session_unref(res);
+	assert_int_equal(th_remove(f->v, s->id), 0);
+	assert_int_equal(th_lookup(f->v, s->id, NULL, NULL), MGW_ENOTFOUND);
+	assert_int_equal(th_remove(f->v, s->id), MGW_ENOTFOUND);
+	mgw_session_store_op_stats(f->st, &os);
+	assert_int_equal(os.done[MGW_SESSION_OP_CREATE][MGW_SESSION_RES_OK], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_LOOKUP][MGW_SESSION_RES_OK], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_LOOKUP][MGW_SESSION_RES_NOT_FOUND], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_UPDATE][MGW_SESSION_RES_OK], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_UPDATE][MGW_SESSION_RES_CONFLICT], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_REMOVE][MGW_SESSION_RES_OK], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_REMOVE][MGW_SESSION_RES_NOT_FOUND], 1);
+	assert_int_equal(os.done[MGW_SESSION_OP_CREATE][MGW_SESSION_RES_ERROR], 0);
+	for (int k = 0; k < MGW_SESSION_OP_KINDS; k++) {
+		uint64_t done = 0;
+
+		total = 0;
+		for (int r = 0; r < MGW_SESSION_RES_N; r++)
+			done += os.done[k][r];
+		for (int i = 0; i <= MGW_PROM_N_BUCKETS; i++)
+			total += os.lat[k][i];
+		assert_int_equal(total, done);
+	}
+	/* a memory store answers within a second */
+	assert_true(os.lat_sum_ns[MGW_SESSION_OP_LOOKUP] < 1000000000ULL);
+	assert_string_equal(mgw_session_op_kind_name(MGW_SESSION_OP_UPDATE), "update");
+	assert_string_equal(mgw_session_op_result_name(MGW_SESSION_RES_CONFLICT),
+	                    "conflict");
+	mgw_session_unref(s);
+}
+
 static void test_remove(void **state)
 {
 	struct fx *f = *state;
@@ -358,6 +408,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_update_cas, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_op_counters, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_remove, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_idle_expiry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lifetime, setup, teardown),
