@@ -230,7 +230,21 @@ int mgw_log_access_open(const char *path)
 		errno = saved;
 		return MGW_EIO;
 	}
-	mgw_log_access_close();
+	if (atomic_load(&g_access_fd) >= 0) {
+		/* a file in use (a reload): the new one takes its descriptor
+		 * number, so that no writer ever sees a closed one */
+		if (dup2(fd, atomic_load(&g_access_fd)) < 0) {
+			int saved = errno;
+			close(fd);
+			free(copy);
+			errno = saved;
+			return MGW_EIO;
+		}
+		close(fd);
+		free(g_access_path);
+		g_access_path = copy;
+		return 0;
+	}
 	g_access_path = copy;
 	atomic_store(&g_access_fd, fd);
 	return 0;

@@ -50,8 +50,10 @@ enum mgw_access_format mgw_log_access_format(void);
 
 /* log.access_file: access lines go to path (opened O_APPEND|O_CREAT,
  * mode 0640), each line with one write(2), so that lines from several
- * threads never interleave.  Call before the workers start.  Returns 0,
- * MGW_ENOMEM or MGW_EIO (errno kept). */
+ * threads never interleave.  Called again (a reload), the new file
+ * takes the old one's place at once, as in mgw_log_access_reopen.  From
+ * one thread at a time.  Returns 0, MGW_ENOMEM or MGW_EIO (errno kept;
+ * the file in use, if any, stays). */
 int mgw_log_access_open(const char *path);
 /* Opens the file's path again (logrotate moved it away) and puts the new
  * file in the old one's place at once (dup2): a line is written whole to
@@ -60,7 +62,8 @@ int mgw_log_access_open(const char *path);
 /* The access log file's name, or NULL (stderr).  Main thread. */
 const char *mgw_log_access_path(void);
 int mgw_log_access_reopen(void);
-/* Back to stderr; the file is closed. */
+/* Back to stderr; the file is closed.  Only when no thread writes access
+ * lines any more (at exit). */
 void mgw_log_access_close(void);
 
 /* One text access line, laid out as mgw_log's at info ("TIME info  [ctx]

@@ -521,11 +521,16 @@ int mgw_serve_apply_logs(const struct serve_flags *f,
 
 	if (rc || !reload)
 		return rc ? rc : access_log(cfg, f);
-	/* a reload: writers may be in the middle of a line, so the file
-	 * stays the same one (SIGUSR1 reopens it under its name) */
-	if ((file || now) && (!file || !now || strcmp(file, now) != 0)) {
-		mgw_warn(NULL, "reload: log.access_file stays %s until a restart",
-		         now ? now : "stderr");
+	/* a reload: a new file takes the old one's descriptor number (no
+	 * writer sees a closed one); back to stderr needs a restart */
+	if (file && (!now || strcmp(file, now) != 0) &&
+	    mgw_log_access_open(file) != 0) {
+		mgw_warn(NULL, "reload: cannot open the access log '%s': %s (it "
+		         "stays %s)", file, strerror(errno), now ? now : "stderr");
+		file = now;
+	} else if (!file && now) {
+		mgw_warn(NULL, "reload: the access log stays %s until a restart",
+		         now);
 		file = now;
 	}
 	if (access_format(cfg, f, &fmt) == 0)

@@ -87,6 +87,9 @@ static void assert_backend_default(const struct mgw_backend_conf *b)
 static void assert_all_default(const struct mgw_config *c)
 {
 	assert_int_equal(c->log_level, MGW_LOG_INFO);
+	assert_int_equal(c->log_access, 0);
+	assert_int_equal(c->log_access_format, MGW_ACCESS_TEXT);
+	assert_null(c->log_access_file);
 	assert_int_equal(c->n_listeners, 0);
 	assert_null(c->listeners);
 	assert_limits_default(&c->limits);
@@ -532,6 +535,34 @@ static void test_key_file_readable(void **state)
 	free(key);
 }
 
+/* log.access_format and log.access_file: taken, and a file that cannot
+ * be created is refused with the key named. */
+static void test_access_log_keys(void **state)
+{
+	char dir[] = "/tmp/mcpgw-conf-test.XXXXXX", doc[256];
+	struct mgw_config *c;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(doc, sizeof(doc), "log:\n  access: true\n  access_format: json\n"
+	         "  access_file: %s/a.log\n", dir);
+	c = load_ok(doc);
+	assert_int_equal(c->log_access, 1);
+	assert_int_equal(c->log_access_format, MGW_ACCESS_JSON);
+	assert_non_null(strstr(c->log_access_file, "/a.log"));
+	mgw_config_free(c);
+	snprintf(doc, sizeof(doc), "log:\n  access_file: %s/missing/a.log\n", dir);
+	assert_null(load(doc));
+	assert_non_null(strstr(err, "test.yaml:2:16: log.access_file: cannot create"));
+	snprintf(doc, sizeof(doc), "log:\n  access_file: %s\n", dir);
+	assert_null(load(doc));
+	assert_non_null(strstr(err, "is a directory"));
+	assert_null(load("log: {access_format: xml}"));
+	assert_non_null(strstr(err, "log.access_format: 'xml' is not one of: "
+	                            "text, json"));
+	assert_int_equal(rmdir(dir), 0); /* nothing was created in it */
+}
+
 static void test_input_too_large(void **state)
 {
 	size_t n = (1u << 20) + 1;
@@ -703,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_value_checks),
 		cmocka_unit_test(test_port_zero_may_repeat),
 		cmocka_unit_test(test_key_file_readable),
+		cmocka_unit_test(test_access_log_keys),
 		cmocka_unit_test(test_input_too_large),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_load_file_errors),

@@ -199,6 +199,15 @@ static void test_access_file_reopen(void **state)
 	assert_string_equal(b, "{\"after\":1}\n");
 	free(a);
 	free(b);
+	/* opened again under another name (a reload): the lines go there */
+	assert_int_equal(mgw_log_access_open(moved), 0);
+	mgw_log_access_line("{\"third\":1}", 11);
+	a = slurp(moved);
+	b = slurp(path);
+	assert_int_equal(lines(a), 3);
+	assert_int_equal(lines(b), 1);
+	free(a);
+	free(b);
 	mgw_log_access_close();
 	assert_int_equal(mgw_log_access_reopen(), 0); /* no file: nothing */
 	assert_int_equal(mgw_log_access_open("/nonexistent-dir/x.log"), MGW_EIO);
