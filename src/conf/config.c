@@ -34,7 +34,7 @@ static const struct mgw_cfg_field log_fields[] = {
 	{.key = "access_format", .type = MGW_CFG_ENUM, C(log_access_format),
 	 .enums = access_formats, .def = "text"},
 	{.key = "access_file", .type = MGW_CFG_STRING, C(log_access_file),
-	 .check = mgw_cfg_check_log_file},
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_log_file},
 };
 static const struct mgw_cfg_section log_section = {
 	.size = sizeof(struct mgw_config),
