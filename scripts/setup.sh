@@ -10,7 +10,7 @@ PKGS=(
 	redis-server nghttp2-client curl openssl jq ca-certificates procps
 	iproute2 psmisc haproxy groff-base
 	chromium
-	debhelper dpkg-dev fakeroot
+	debhelper dpkg-dev fakeroot yq
 )
 
 # --list prints the package names (for .ci/run's explicit apt-get install).
