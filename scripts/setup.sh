@@ -11,6 +11,7 @@ PKGS=(
 	iproute2 psmisc haproxy groff-base
 	prometheus
 	chromium
+	debhelper dpkg-dev fakeroot yq
 )
 
 # --list prints the package names (for .ci/run's explicit apt-get install).
