@@ -74,6 +74,7 @@ dpkg-deb -x "$DEB" "$T_DIR/x"
 U=$T_DIR/x/lib/systemd/system/mcpgw.service
 for l in 'Type=simple' \
 	'ExecStart=/usr/bin/mcpgw serve -c /etc/mcpgw/mcpgw.yaml' \
+	'ExecReload=/usr/bin/mcpgw serve --check -c /etc/mcpgw/mcpgw.yaml' \
 	'ExecReload=/bin/kill -HUP $MAINPID' \
 	'DynamicUser=yes' 'ProtectSystem=strict' 'ProtectHome=yes' \
 	'NoNewPrivileges=yes' 'PrivateTmp=yes' 'CapabilityBoundingSet=' \
@@ -122,6 +123,11 @@ cat >"$T_DIR/as-nobody" <<'EOF'
 exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs /usr/bin/mcpgw "$@"
 EOF
 chmod 755 "$T_DIR/as-nobody"
+cat >"$T_DIR/as-nobody-cmd" <<'EOF'
+#!/bin/sh
+exec setpriv --reuid=65534 --regid=65534 --clear-groups --no-new-privs "$@"
+EOF
+chmod 755 "$T_DIR/as-nobody-cmd"
 MCPGW_SAVED=$MCPGW
 MCPGW=$T_DIR/as-nobody
 start_serve -c /etc/mcpgw/mcpgw.yaml --listen 127.0.0.1:0
@@ -131,6 +137,19 @@ req GET "http://$G_ADDR/mcpgw/healthz"
 assert_code "installed gateway: GET /mcpgw/healthz" 200
 req GET "http://$G_ADDR/mcpgw/readyz"
 assert_code "installed gateway: GET /mcpgw/readyz (the default upstream may be down)" '200|503'
+# systemctl reload: the unit's ExecReload lines, run as written (as the
+# unprivileged user, $MAINPID the gateway)
+grep '^ExecReload=' /lib/systemd/system/mcpgw.service | sed 's/^ExecReload=//' >"$T_DIR/reload.cmds"
+assert_eq "the unit's reload: a check, then SIGHUP" 2 "$(wc -l <"$T_DIR/reload.cmds")"
+while IFS= read -r cmd; do
+	cmd=${cmd//\$MAINPID/$G_PID}
+	# shellcheck disable=SC2086
+	"$T_DIR/as-nobody-cmd" $cmd >"$T_DIR/reload.out" 2>&1 ||
+		fail "ExecReload '$cmd' failed: $(cat "$T_DIR/reload.out")"
+done <"$T_DIR/reload.cmds"
+poll_until 10 grep -q "reload: done" "$G_ERR" || fail "no 'reload: done' after the unit's ExecReload: $(tail -n 3 "$G_ERR")"
+req GET "http://$G_ADDR/mcpgw/healthz"
+assert_code "installed gateway after the reload" 200
 stop_serve
 ok "installed gateway stopped on SIGTERM"
 
