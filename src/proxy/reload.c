@@ -33,6 +33,7 @@
 #include "proxy/upstream.h"
 #include "proxy/worker.h"
 #include "session/conf_sessions.h"
+#include "util/time.h"
 
 /* How long the main thread waits for every worker to park. */
 #define PARK_TIMEOUT 5.0
@@ -321,6 +322,7 @@ void mgw_serve_reload(struct serve *sv)
 	struct lst_diff d;
 	char err[1024];
 	size_t n_ls = 0, kept;
+	uint64_t parked;
 
 	if (!sv->path) {
 		refuse(sv, "SIGHUP without a configuration file (-c FILE) to "
@@ -355,6 +357,7 @@ void mgw_serve_reload(struct serve *sv)
 	}
 	mgw_health_adopt(health, sv->health);
 	diff_listeners(sv, ls, n_ls, &d);
+	parked = mgw_now_ns();
 	if (mgw_workers_park(&sv->park, sv->workers, sv->n_workers,
 	                     PARK_TIMEOUT) != 0) {
 		refuse(sv, "a worker did not answer within 5 s");
@@ -366,15 +369,16 @@ void mgw_serve_reload(struct serve *sv)
 		goto fail;
 	}
 	mgw_workers_release(&sv->park);
+	parked = mgw_now_ns() - parked;
 	go_live(sv, g, health);
 	(void)mgw_serve_apply_logs(sv->flags, cfg, 1);
 	sv->reloads++;
 	mgw_metrics_reload_done(1);
 	mgw_warn(NULL, "reload: done, generation %u: %zu upstream groups, %zu "
 	         "servers (%zu kept their health state), %zu routes, "
-	         "listeners +%zu -%zu", g->seq, g->ups->n_groups,
-	         count_servers(g->ups), kept, g->routes->n, d.n_added,
-	         d.n_removed);
+	         "listeners +%zu -%zu; workers paused %.2f ms", g->seq,
+	         g->ups->n_groups, count_servers(g->ups), kept, g->routes->n,
+	         d.n_added, d.n_removed, (double)parked / 1e6);
 	return;
 fail:
 	mgw_health_free(health);
