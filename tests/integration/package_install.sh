@@ -18,6 +18,9 @@ require_mcpgw
 require_tools make
 [ -f "$TOP_BUILDDIR/Makefile" ] || die "no Makefile in $TOP_BUILDDIR"
 
+# Under `make check` the test inherits the outer make's flags (-w among
+# them: "Entering directory" lines in what we read); these makes are ours.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 # mkvar NAME: a variable of the build's Makefile, expanded.
 mkvar() {
 	printf 'mgw-print-var:\n\t@echo $(%s)\n' "$1" |

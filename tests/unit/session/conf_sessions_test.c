@@ -100,9 +100,16 @@ static void test_every_key(void **state)
 {
 	struct mgw_config *c;
 	const struct mgw_sessions_conf *s;
-	char text[2048];
+	char text[2048], keys[] = "/tmp/conf_sessions_test.XXXXXX";
+	int fd = mkstemp(keys);
+	static const char line[] =
+		"k1 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n";
 
 	(void)state;
+	/* key files are read as key files at load: a real one */
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, line, sizeof(line) - 1), (ssize_t)(sizeof(line) - 1));
+	close(fd);
 	snprintf(text, sizeof(text), UP1
 	         "mode: stateful\n"
 	         "sessions:\n"
@@ -130,8 +137,9 @@ static void test_every_key(void **state)
 	         "    session_store: sealed\n"
 	         "  - upstream: a\n"
 	         "    session_store: default\n",
-	         "/proc/self/exe");
+	         keys);
 	c = load_ok(text);
+	unlink(keys);
 	s = &c->serve.sessions;
 	assert_int_equal(c->serve.mode, MGW_MODE_STATEFUL);
 	assert_int_equal(s->store, MGW_SESSION_STORE_REDIS);
@@ -140,7 +148,7 @@ static void test_every_key(void **state)
 	assert_int_equal(s->max_sessions, 5000);
 	assert_int_equal(s->max_memory, 32u << 20);
 	assert_int_equal(s->max_initialize_bytes, 16384);
-	assert_string_equal(s->key_file, "/proc/self/exe");
+	assert_string_equal(s->key_file, keys);
 	assert_int_equal(s->bind_principal, 1);
 	assert_int_equal(s->max_repin_attempts, 3);
 	assert_string_equal(s->redis.url, "redis://10.0.0.1:6380/2");
