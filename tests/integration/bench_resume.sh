@@ -18,7 +18,8 @@ BPID=$!
 track_pid "$BPID"
 first=
 for _ in $(seq 1 600); do
-	first=$(ls "$OUT/runs/demo/" 2>/dev/null | head -n 1)
+	# a finished repetition: the bench writes NAME.json.tmp, then renames
+	first=$(ls "$OUT/runs/demo/" 2>/dev/null | grep '\.json$' | head -n 1)
 	[ -n "$first" ] && break
 	kill -0 "$BPID" 2>/dev/null || break
 	sleep 0.2
