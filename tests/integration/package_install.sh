@@ -18,10 +18,13 @@ require_mcpgw
 require_tools make
 [ -f "$TOP_BUILDDIR/Makefile" ] || die "no Makefile in $TOP_BUILDDIR"
 
-# mkvar NAME: a variable of the build's Makefile, expanded.
+# mkvar NAME: a variable of the build's Makefile, expanded.  (Run from
+# `make check`, the test inherits MAKEFLAGS: under distcheck they carry
+# -w, whose "Entering directory" lines would mix with the value.)
 mkvar() {
-	printf 'mgw-print-var:\n\t@echo $(%s)\n' "$1" |
-		make -s --no-print-directory -C "$TOP_BUILDDIR" -f Makefile -f - mgw-print-var
+	printf 'mgw-print-var:\n\t@echo "$(%s)"\n' "$1" |
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+			make -s --no-print-directory -C "$TOP_BUILDDIR" -f Makefile -f - mgw-print-var
 }
 bindir=$(mkvar bindir)
 sysconfdir=$(mkvar sysconfdir)
@@ -31,6 +34,12 @@ unitdir=$(mkvar systemdsystemunitdir)
 [ -n "$bindir" ] && [ -n "$sysconfdir" ] && [ -n "$docdir" ] ||
 	die "could not read the install directories from $TOP_BUILDDIR/Makefile"
 log "bindir=$bindir sysconfdir=$sysconfdir docdir=$docdir unitdir=$unitdir"
+for d in "$bindir" "$sysconfdir" "$mandir" "$docdir" ${unitdir:+"$unitdir"}; do
+	case $d in
+	/*) ;;
+	*) fail "install directory '$d' is not an absolute path" ;;
+	esac
+done
 R=$T_DIR/root
 CONF=$R$sysconfdir/mcpgw/mcpgw.yaml
 
