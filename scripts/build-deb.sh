@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 	--out) out=$2; shift 2 ;;
 	--out=*) out=${1#--out=}; shift ;;
 	--keep) keep=1; shift ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "build-deb: unknown option '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done

@@ -23,8 +23,9 @@ require_tools make
 unset MAKEFLAGS MFLAGS MAKELEVEL
 # mkvar NAME: a variable of the build's Makefile, expanded.
 mkvar() {
-	printf 'mgw-print-var:\n\t@echo $(%s)\n' "$1" |
-		make -s --no-print-directory -C "$TOP_BUILDDIR" -f Makefile -f - mgw-print-var
+	printf 'mgw-print-var:\n\t@echo "$(%s)"\n' "$1" |
+		env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+			make -s --no-print-directory -C "$TOP_BUILDDIR" -f Makefile -f - mgw-print-var
 }
 bindir=$(mkvar bindir)
 sysconfdir=$(mkvar sysconfdir)
@@ -34,6 +35,12 @@ unitdir=$(mkvar systemdsystemunitdir)
 [ -n "$bindir" ] && [ -n "$sysconfdir" ] && [ -n "$docdir" ] ||
 	die "could not read the install directories from $TOP_BUILDDIR/Makefile"
 log "bindir=$bindir sysconfdir=$sysconfdir docdir=$docdir unitdir=$unitdir"
+for d in "$bindir" "$sysconfdir" "$mandir" "$docdir" ${unitdir:+"$unitdir"}; do
+	case $d in
+	/*) ;;
+	*) fail "install directory '$d' is not an absolute path" ;;
+	esac
+done
 R=$T_DIR/root
 CONF=$R$sysconfdir/mcpgw/mcpgw.yaml
 
