@@ -146,6 +146,7 @@ check_overlay() {
 	# the probe paths, on the gateway running this configuration
 	READY_PATH=$(q "$C | .readinessProbe.httpGet.path")
 	LIVE_PATH=$(q "$C | .livenessProbe.httpGet.path")
+	METRICS_PATH=$(q "$D | .spec.template.metadata.annotations[\"prometheus.io/path\"]")
 }
 
 # one local replica for each server of the configuration
@@ -174,6 +175,14 @@ run_overlay() {
 	req GET "http://$G_ADDR$LIVE_PATH"
 	assert_code "$n: liveness probe GET $LIVE_PATH" 200
 	assert_eq "$n: liveness answer" '{"status":"ok"}' "$BODY"
+	# the scrape path of the annotations: the gateway's metrics (the
+	# test's client is loopback, so this also needs metrics: any to be
+	# right for a pod IP: checked in the file)
+	req GET "http://$G_ADDR$METRICS_PATH"
+	assert_code "$n: the annotated scrape path GET $METRICS_PATH" 200
+	assert_match "$n: it is the gateway's metrics" 'mcpgw_build_info' "$BODY"
+	assert_eq "$n: admin.metrics lets a Prometheus in another pod scrape" any \
+		"$(yq -r '.admin.metrics // "loopback"' "$conf")"
 	# the gateway answered them itself: no replica saw either path
 	local a seen
 	for a in "${UP[@]}"; do
