@@ -12,6 +12,7 @@ PKGS=(
 	prometheus
 	chromium
 	debhelper dpkg-dev fakeroot yq
+	debootstrap
 )
 
 # --list prints the package names (for .ci/run's explicit apt-get install).

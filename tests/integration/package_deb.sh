@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # package_deb.sh - the Debian package, built from this tree's release
-# tarball by scripts/build-deb.sh (nothing taken from a build tree), then:
+# tarball by scripts/build-deb.sh (nothing taken from a build tree; kept
+# in the build tree's tests/pkg-cache/ for the same tree, see pkg_lib.sh),
+# then:
 #   - its contents (dpkg-deb -c / -I / -f): both programs, both manual
 #     pages, /etc/mcpgw/mcpgw.yaml listed in conffiles, both units, the
 #     examples; the version is the one the built mcpgw reports;
@@ -19,6 +21,7 @@
 # rather than touch it.  The sanitizer build skips it: the package is
 # built with Debian's flags from the tarball, the same in both runs.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pkg_lib.sh"
 watchdog 900
 
 [ "$(id -u)" = 0 ] || skip "needs root (dpkg -i)"
@@ -44,13 +47,8 @@ pkg_purge() {
 trap 'st=$?; pkg_purge; (exit $st); t_cleanup' EXIT
 
 # ---- build ------------------------------------------------------------
-log "building the package (scripts/build-deb.sh, JOBS=2)"
-t0=$(date +%s)
-JOBS=2 "$TOP_SRCDIR/scripts/build-deb.sh" --out "$T_DIR/out" >"$T_DIR/build.out" 2>"$T_DIR/build.err" ||
-	die "scripts/build-deb.sh failed: $(tail -n 30 "$T_DIR/build.err")"
-DEB=$(tail -n 1 "$T_DIR/build.out")
-[ -f "$DEB" ] || die "scripts/build-deb.sh printed no .deb path: $(tail -n 3 "$T_DIR/build.out")"
-log "built $(basename "$DEB") in $(($(date +%s) - t0)) s"
+# (once per state of the tree: package_image.sh installs the same .deb)
+pkg_build_deb
 
 # ---- contents -----------------------------------------------------------
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' >"$T_DIR/files"
