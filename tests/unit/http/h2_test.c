@@ -767,6 +767,34 @@ static void test_body_timeout(void **state)
 	ts_stop(&t);
 }
 
+/* A Content-Length over max_body (1000 here) is 413 at once, while no byte
+ * of the body was sent (the body timeout is the default 30 s, beyond the
+ * wait bound); the stream is then reset so the client stops uploading. */
+static void test_content_length_413_at_once(void **state)
+{
+	struct ts *t = *state;
+	struct h2c c;
+	nghttp2_data_provider prd = {.read_callback = cl_stall};
+	nghttp2_nv nva[] = {
+		{(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+		{(uint8_t *)":path", (uint8_t *)"/echo", 5, 5, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+		{(uint8_t *)"content-length", (uint8_t *)"99999999999", 14, 11, 0},
+	};
+	int32_t id;
+
+	h2c_open(t, &c);
+	id = nghttp2_submit_request(c.ng, NULL, nva, 5, &prd, NULL);
+	assert_true(id > 0);
+	c.s[c.n++].id = id;
+	struct h2s *s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 413);
+	assert_int_equal(s->err, NGHTTP2_NO_ERROR);
+	assert_int_equal(t->handled, 0);
+	h2c_close(&c);
+}
+
 /* A header block left unfinished (HEADERS without END_HEADERS, no
  * CONTINUATION) would stall the connection forever: header_timeout ends it. */
 static void test_header_timeout(void **state)
@@ -1064,6 +1092,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_max_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_streams_after_ack, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_frame_floods, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_content_length_413_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rst_stream_aborts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_data_per_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flow_control, setup, teardown),
