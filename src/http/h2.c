@@ -543,9 +543,10 @@ void mgw_h2_process(struct mgw_http_conn *c)
 	size_t n;
 
 	while (evbuffer_get_length(in) > 0) {
-		if (!nghttp2_session_want_read(c->ng)) {
+		if (mgw_h2_scan_flooded(s) || !nghttp2_session_want_read(c->ng)) {
+			/* session over (GOAWAY sent or due): input is moot */
 			evbuffer_drain(in, evbuffer_get_length(in));
-			break; /* session over (GOAWAY sent): input is moot */
+			break;
 		}
 		n = mgw_h2_scan_pending(s);
 		if (n > 0) {

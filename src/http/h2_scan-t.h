@@ -24,6 +24,7 @@ struct mgw_h2_scan {
 	uint64_t calm_milli;   /* bucket content, in thousandths of a token */
 	uint64_t calm_ms;      /* when it was last refilled */
 	unsigned acked : 1;    /* the client acknowledged our SETTINGS */
+	unsigned flooded : 1;  /* a flood was found: every later frame is one */
 };
 
 /* What to do with a frame whose header was scanned. */

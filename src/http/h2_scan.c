@@ -24,6 +24,7 @@ void mgw_h2_scan_init(struct mgw_h2_scan *s, size_t preface_len,
 	s->calm_milli = CALM_FULL;
 	s->calm_ms = now_ms;
 	s->acked = 0;
+	s->flooded = 0;
 }
 
 size_t mgw_h2_scan_pending(const struct mgw_h2_scan *s)
@@ -63,6 +64,8 @@ enum mgw_h2_scan_verdict mgw_h2_scan_frame(struct mgw_h2_scan *s,
 	               (uint32_t)hd[7] << 8 | hd[8];
 	int calm = 0;
 
+	if (s->flooded)
+		return MGW_H2S_FLOOD;
 	switch (type) {
 	case T_SETTINGS:
 		if (flags & F_ACK) {
@@ -92,8 +95,15 @@ enum mgw_h2_scan_verdict mgw_h2_scan_frame(struct mgw_h2_scan *s,
 	default:
 		break;
 	}
-	if (calm && !calm_take(s, now_ms))
+	if (calm && !calm_take(s, now_ms)) {
+		s->flooded = 1;
 		return MGW_H2S_FLOOD;
+	}
 	s->payload_left = len;
 	return MGW_H2S_PASS;
+}
+
+int mgw_h2_scan_flooded(const struct mgw_h2_scan *s)
+{
+	return s->flooded;
 }

@@ -35,8 +35,12 @@ size_t mgw_h2_scan_pending(const struct mgw_h2_scan *s);
 void mgw_h2_scan_passed(struct mgw_h2_scan *s, size_t n);
 
 /* Judges the frame whose 9-byte header is hd, at time now_ms.  On PASS,
- * its payload is pending next. */
+ * its payload is pending next.  FLOOD is final: every later call says so
+ * too, and mgw_h2_scan_flooded() becomes 1. */
 enum mgw_h2_scan_verdict mgw_h2_scan_frame(struct mgw_h2_scan *s,
                                            const uint8_t *hd, uint64_t now_ms);
+
+/* 1 once a flood was found. */
+int mgw_h2_scan_flooded(const struct mgw_h2_scan *s);
 
 #endif

@@ -119,30 +119,53 @@ static void test_flood_kinds(void **state)
 	}
 }
 
-/* MGW_H2_CALM_RATE tokens come back per second, never above the burst. */
+/* Takes n tokens with PING frames at now; each must pass. */
+static void take(struct mgw_h2_scan *s, int n, uint64_t now)
+{
+	uint8_t h[9];
+
+	hd(h, 8, 0x6, 0, 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(mgw_h2_scan_frame(s, h, now), MGW_H2S_PASS);
+		mgw_h2_scan_passed(s, 8);
+	}
+}
+
+/* MGW_H2_CALM_RATE tokens come back per second, never above the burst;
+ * once a flood was found, it stays found. */
 static void test_refill(void **state)
 {
 	struct mgw_h2_scan s;
 	uint8_t h[9];
 	uint64_t now = 5000;
-	int n;
 
 	(void)state;
 	hd(h, 8, 0x6, 0, 0);
 	mgw_h2_scan_init(&s, 0, now);
-	for (n = 0; mgw_h2_scan_frame(&s, h, now) == MGW_H2S_PASS; n++)
-		mgw_h2_scan_passed(&s, 8);
-	assert_int_equal(n, MGW_H2_CALM_BURST);
+	take(&s, MGW_H2_CALM_BURST, now);
 	now += 1000; /* one second: MGW_H2_CALM_RATE more */
-	for (n = 0; mgw_h2_scan_frame(&s, h, now) == MGW_H2S_PASS; n++)
-		mgw_h2_scan_passed(&s, 8);
-	assert_int_equal(n, MGW_H2_CALM_RATE);
-	now += 1000000; /* a long pause refills to the burst, not beyond */
-	for (n = 0; mgw_h2_scan_frame(&s, h, now) == MGW_H2S_PASS; n++)
-		mgw_h2_scan_passed(&s, 8);
-	assert_int_equal(n, MGW_H2_CALM_BURST);
+	take(&s, MGW_H2_CALM_RATE, now);
+	now += 1000 / MGW_H2_CALM_RATE / 2; /* half a token */
+	assert_int_equal(mgw_h2_scan_frame(&s, h, now), MGW_H2S_FLOOD);
+	assert_int_equal(mgw_h2_scan_flooded(&s), 1);
+	/* sticky: even a full bucket later, and for any frame */
+	assert_int_equal(mgw_h2_scan_frame(&s, h, now + 1000000), MGW_H2S_FLOOD);
+	hd(h, 0, 0x1, 0x5, 1);
+	assert_int_equal(mgw_h2_scan_frame(&s, h, now + 1000000), MGW_H2S_FLOOD);
+
+	/* a long pause refills to the burst, not beyond */
+	hd(h, 8, 0x6, 0, 0);
+	mgw_h2_scan_init(&s, 0, now);
+	take(&s, MGW_H2_CALM_BURST, now);
+	now += 1000000;
+	take(&s, MGW_H2_CALM_BURST, now);
+	assert_int_equal(mgw_h2_scan_frame(&s, h, now), MGW_H2S_FLOOD);
+
 	/* a clock that goes back takes nothing and gives nothing */
+	mgw_h2_scan_init(&s, 0, now);
+	take(&s, MGW_H2_CALM_BURST, now);
 	assert_int_equal(mgw_h2_scan_frame(&s, h, now - 500), MGW_H2S_FLOOD);
+	assert_int_equal(mgw_h2_scan_flooded(&s), 1);
 }
 
 int main(void)
