@@ -6,6 +6,7 @@
 # in DATA frames as it is produced.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/h2_raw_lib.sh"
 
 require_tools curl jq node openssl nghttp h2load xxd
 require_mcpgw
@@ -65,55 +66,9 @@ assert_eq "20 streams against a limit of 7: each answered or refused" 20 "$((N20
 assert_match "at least 7 streams answered (got $N200)" '^([7-9]|[1-9][0-9])$' "$N200"
 assert_match "streams over the limit refused (got $NREF)" '^[1-9][0-9]*$' "$NREF"
 
-# Raw HTTP/2 frames, which no client tool sends on purpose.  h2_raw
-# LABEL HEX: connects to $B_ADDR, sends the bytes, reads until the server
-# closes; then counts the frames received: RAW_HEADERS (HEADERS),
-# RAW_REFUSED (RST_STREAM REFUSED_STREAM), RAW_GOAWAY (its error code, or
-# "none").
-h2_raw() {
-	local label=$1 hex=$2 h off=0 n=0 len type pl
-	RAW_HEADERS=0 RAW_REFUSED=0 RAW_GOAWAY=none
-	exec 3<>"/dev/tcp/${B_ADDR%:*}/${B_ADDR##*:}" || { fail "$label: connect"; return; }
-	printf '%s' "$hex" | xxd -r -p >&3 2>/dev/null
-	timeout 10 cat <&3 >"$T_DIR/$label.raw"
-	exec 3<&- 3>&-
-	h=$(xxd -p "$T_DIR/$label.raw" | tr -d '\n')
-	while [ $((off + 18)) -le ${#h} ] && [ "$n" -lt 10000 ]; do
-		len=$((16#${h:off:6}))
-		type=${h:off+6:2}
-		pl=${h:off+18:len*2}
-		case $type in
-		01) RAW_HEADERS=$((RAW_HEADERS + 1)) ;;
-		03) [ "$((16#${pl:0:8}))" -eq 7 ] && RAW_REFUSED=$((RAW_REFUSED + 1)) ;;
-		07) [ "$RAW_GOAWAY" = none ] && RAW_GOAWAY=$((16#${pl:8:8})) ;;
-		esac
-		off=$((off + 18 + len * 2))
-		n=$((n + 1))
-	done
-}
-H2_PREFACE=505249202a20485454502f322e300d0a0d0a534d0d0a0d0a
-H2_SETTINGS_ACKED=${H2_PREFACE}000000040000000000000000040100000000
-# HEADERS (END_STREAM, END_HEADERS) for GET /healthz on stream $1
-h2_get_healthz() { printf '00000f0105%08x828604082f6865616c74687a010174' "$1"; }
-H2_CLIENT_GOAWAY=0000080700000000000000000000000000
-
-# Streams over the limit opened after the client acknowledged it are
-# refused one by one too, and the others answered: 12 streams against 7,
-# then the client's GOAWAY (the server closes once it answered).
-HEX=$H2_SETTINGS_ACKED
-for i in $(seq 0 11); do HEX+=$(h2_get_healthz $((2 * i + 1))); done
-h2_raw refuse_after_ack "$HEX$H2_CLIENT_GOAWAY"
-assert_eq "after the SETTINGS ACK: no GOAWAY from the server" none "$RAW_GOAWAY"
-assert_eq "after the SETTINGS ACK: 12 streams each answered or refused" 12 \
-	"$((RAW_HEADERS + RAW_REFUSED))"
-assert_match "after the SETTINGS ACK: streams over 7 refused (got $RAW_REFUSED)" \
-	'^[1-9][0-9]*$' "$RAW_REFUSED"
-
-# A PING flood ends the connection with GOAWAY(ENHANCE_YOUR_CALM = 11).
-HEX=$H2_SETTINGS_ACKED$(h2_get_healthz 1)
-PINGS=$(printf '0000080600000000003132333435363738%.0s' $(seq 1500))
-h2_raw ping_flood "$HEX$PINGS"
-assert_eq "PING flood: GOAWAY ENHANCE_YOUR_CALM" 11 "$RAW_GOAWAY"
+# Raw frames: streams over the limit after the SETTINGS ACK are refused
+# one by one too; a PING flood ends the connection.
+h2_check_limits "$B_ADDR" 7 backend
 
 # Many multiplexed modern requests on one connection (h2load, h2c).
 timeout 30 h2load -n 40 -c 1 -m 10 -d "$T_DIR/mux.json" \
