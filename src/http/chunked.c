@@ -252,3 +252,17 @@ const char *mgw_chunked_error(const struct mgw_chunked *ck)
 {
 	return ck->msg;
 }
+
+uint64_t mgw_chunked_declared(const struct mgw_chunked *ck)
+{
+	switch (ck->state) {
+	case MGW_CK_SIZE:    /* digits so far: the size only grows */
+	case MGW_CK_SIZE_WS:
+	case MGW_CK_EXT:
+	case MGW_CK_SIZE_LF:
+	case MGW_CK_DATA:
+		return ck->left;
+	default:
+		return 0;
+	}
+}

@@ -12,6 +12,7 @@
 #define MGW_HTTP_CHUNKED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http/chunked-t.h"
 
@@ -40,6 +41,12 @@ int mgw_chunked_feed(struct mgw_chunked *ck, const void *p, size_t len,
 
 /* 1 once the final CRLF of the body was consumed, else 0. */
 int mgw_chunked_done(const struct mgw_chunked *ck);
+
+/* Data bytes of the current chunk announced by its size line (or by the
+ * size digits read so far, a lower bound) and not yet delivered; 0 outside
+ * a chunk.  Lets a consumer refuse a chunk that cannot fit its limit as
+ * soon as the size is known, instead of waiting for its data. */
+uint64_t mgw_chunked_declared(const struct mgw_chunked *ck);
 
 /* Static description of the framing error reported last, or NULL. */
 const char *mgw_chunked_error(const struct mgw_chunked *ck);

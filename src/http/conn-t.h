@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "http/chunked-t.h"
 #include "http/h1_scan-t.h"
+#include "http/h2_scan-t.h"
 #include "http/headers-t.h"
 #include "http/server.h"
 
@@ -133,6 +134,7 @@ struct mgw_http_conn {
 	struct mgw_http_exchange *streams; /* exchanges of this connection */
 	size_t nstreams;
 	int ng_in_cb;                      /* inside nghttp2 recv/send */
+	struct mgw_h2_scan h2s;            /* frame scan in front of nghttp2 */
 	unsigned goaway : 1;
 	unsigned ng_failed : 1;            /* nghttp2_session_send failed */
 };

@@ -366,6 +366,11 @@ static int parse_chunked(struct mgw_http_conn *c, const unsigned char *p,
 		         mgw_chunked_error(&c->ck));
 		return rc == MGW_ELIMIT ? 431 : 400;
 	}
+	/* a chunk that cannot fit: 413 now, not once its data came (or the
+	 * body timeout, for a client that never sends it) */
+	if (mgw_chunked_declared(&c->ck) >
+	    (uint64_t)(c->srv->lim.max_body - c->rx->body_len))
+		return 413;
 	if (mgw_chunked_done(&c->ck)) {
 		/* what on_message_complete does for other bodies; the parser
 		 * is still paused since the head */

@@ -29,6 +29,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/conn.h"
+#include "http/h2_scan.h"
 #include "http/headers.h"
 #include "util/time.h"
 
@@ -465,6 +466,7 @@ int mgw_h2_start(struct mgw_http_conn *c)
 	nghttp2_session_callbacks_set_on_stream_close_callback(cbs, on_stream_close);
 	if (nghttp2_session_server_new(&c->ng, cbs, c) != 0)
 		goto fail;
+	mgw_h2_scan_init(&c->h2s, NGHTTP2_CLIENT_MAGIC_LEN, mgw_now_ms());
 	iv[0].settings_id = NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS;
 	iv[0].value = lim->max_streams;
 	/* RFC 9113 §6.5.2 counts 32 bytes of overhead per field */
@@ -498,24 +500,80 @@ void mgw_h2_deinit(struct mgw_http_conn *c)
 	c->ng = NULL;
 }
 
+/* Feeds n bytes to nghttp2; 0, or -1 after closing the connection. */
+static int h2_feed(struct mgw_http_conn *c, const uint8_t *p, size_t n)
+{
+	c->ng_in_cb++;
+	ssize_t rv = nghttp2_session_mem_recv(c->ng, p, n);
+	c->ng_in_cb--;
+	if (rv < 0 || (size_t)rv != n) {
+		/* nghttp2 takes all input unless it fails (we never pause) */
+		struct mgw_log_ctx ctx;
+		mgw_conn_logctx(c, -1, &ctx);
+		mgw_info(&ctx, "%s: HTTP/2 error: %s", c->peer,
+		         rv < 0 ? nghttp2_strerror((int)rv) : "input not consumed");
+		mgw_conn_close(c);
+		return -1;
+	}
+	return 0;
+}
+
+/* A client flooding frames that cost work (h2_scan.h): GOAWAY
+ * (ENHANCE_YOUR_CALM); nghttp2 reads no more, and the connection closes
+ * once the GOAWAY is out. */
+static void h2_calm(struct mgw_http_conn *c, const uint8_t *hd)
+{
+	struct mgw_log_ctx ctx;
+
+	mgw_conn_logctx(c, -1, &ctx);
+	mgw_info(&ctx, "%s: HTTP/2 frame flood (type %u): GOAWAY "
+	         "ENHANCE_YOUR_CALM", c->peer, (unsigned)hd[3]);
+	nghttp2_session_terminate_session(c->ng, NGHTTP2_ENHANCE_YOUR_CALM);
+	c->goaway = 1;
+}
+
+/* Hands the input to nghttp2 through the frame scan: the preface and
+ * payloads as they come, each frame header once all its 9 bytes are in. */
 void mgw_h2_process(struct mgw_http_conn *c)
 {
 	struct evbuffer *in = bufferevent_get_input(c->bev);
+	struct mgw_h2_scan *s = &c->h2s;
 	struct evbuffer_iovec v;
+	uint8_t hd[MGW_H2_FRAME_HD];
+	size_t n;
 
-	while (evbuffer_peek(in, -1, NULL, &v, 1) >= 1 && v.iov_len) {
-		c->ng_in_cb++;
-		ssize_t rv = nghttp2_session_mem_recv(c->ng, v.iov_base, v.iov_len);
-		c->ng_in_cb--;
-		if (rv < 0) {
-			struct mgw_log_ctx ctx;
-			mgw_conn_logctx(c, -1, &ctx);
-			mgw_info(&ctx, "%s: HTTP/2 error: %s", c->peer,
-			         nghttp2_strerror((int)rv));
-			mgw_conn_close(c);
-			return;
+	while (evbuffer_get_length(in) > 0) {
+		if (mgw_h2_scan_flooded(s) || !nghttp2_session_want_read(c->ng)) {
+			/* session over (GOAWAY sent or due): input is moot */
+			evbuffer_drain(in, evbuffer_get_length(in));
+			break;
 		}
-		evbuffer_drain(in, (size_t)rv);
+		n = mgw_h2_scan_pending(s);
+		if (n > 0) {
+			if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || !v.iov_len)
+				break;
+			if (n > v.iov_len)
+				n = v.iov_len;
+			if (h2_feed(c, v.iov_base, n) != 0)
+				return;
+			mgw_h2_scan_passed(s, n);
+			evbuffer_drain(in, n);
+			continue;
+		}
+		if (evbuffer_copyout(in, hd, sizeof(hd)) != (ssize_t)sizeof(hd))
+			break; /* wait for the rest of the frame header */
+		evbuffer_drain(in, sizeof(hd));
+		switch (mgw_h2_scan_frame(s, hd, mgw_now_ms())) {
+		case MGW_H2S_DROP:
+			continue;
+		case MGW_H2S_FLOOD:
+			h2_calm(c, hd);
+			continue;
+		case MGW_H2S_PASS:
+			break;
+		}
+		if (h2_feed(c, hd, sizeof(hd)) != 0)
+			return;
 	}
 	mgw_h2_send(c);
 }

@@ -6,8 +6,9 @@
 # in DATA frames as it is produced.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/h2_raw_lib.sh"
 
-require_tools curl jq node openssl nghttp h2load
+require_tools curl jq node openssl nghttp h2load xxd
 require_mcpgw
 watchdog 90
 
@@ -64,6 +65,10 @@ NREF=$(grep -c 'error_code=REFUSED_STREAM' "$T_DIR/nghttp20.out")
 assert_eq "20 streams against a limit of 7: each answered or refused" 20 "$((N200 + NREF))"
 assert_match "at least 7 streams answered (got $N200)" '^([7-9]|[1-9][0-9])$' "$N200"
 assert_match "streams over the limit refused (got $NREF)" '^[1-9][0-9]*$' "$NREF"
+
+# Raw frames: streams over the limit after the SETTINGS ACK are refused
+# one by one too; a PING flood ends the connection.
+h2_check_limits "$B_ADDR" 7 backend
 
 # Many multiplexed modern requests on one connection (h2load, h2c).
 timeout 30 h2load -n 40 -c 1 -m 10 -d "$T_DIR/mux.json" \

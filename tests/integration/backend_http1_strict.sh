@@ -121,6 +121,10 @@ head -c 70000 /dev/zero | tr '\0' ' ' >"$T_DIR/big.json"
 req POST "$B_URL" -H 'Content-Type: application/json' -H 'Transfer-Encoding: chunked' \
 	-H 'Accept: application/json, text/event-stream' --data-binary @"$T_DIR/big.json"
 assert_code "chunked body over max_body_bytes" 413
+# a chunk size that cannot fit is refused at once, before its data comes
+# (not after the 30 s body timeout, which would be 408)
+raw "POST /mcp HTTP/1.1${CRLF}Host: t${CRLF}Content-Type: application/json${CRLF}Transfer-Encoding: chunked${CRLF}${CRLF}11170${CRLF}{"
+assert_eq "declared chunk size over max_body_bytes: 413 at once" "413" "$STATUSES"
 
 # Just under the limits is fine.
 MID=$(printf 'x%.0s' $(seq 1 2000))

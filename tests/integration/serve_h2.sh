@@ -7,8 +7,9 @@
 # http/1.1 by ALPN.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/h2_raw_lib.sh"
 
-require_tools curl jq node openssl
+require_tools curl jq node openssl xxd
 require_mcpgw
 watchdog 90
 
@@ -92,6 +93,13 @@ stop_serve
 start_serve --upstream "http://$R1" --upstream-h2c --workers 1
 who "$G_URL" --http1.1
 assert_eq "--upstream-h2c: h1 client, the replica got HTTP/2" "r1 2" "$WHO $(last_rec | jq -r .http_version)"
+stop_serve
+
+# --- HTTP/2 client limits: the gateway's listener, raw frames -------------------------------------------
+conf "$T_DIR/limits.yaml" http1
+printf 'limits:\n  max_concurrent_streams: 7\n' >>"$T_DIR/limits.yaml"
+start_serve -c "$T_DIR/limits.yaml"
+h2_check_limits "$G_ADDR" 7 gateway
 stop_serve
 
 # --- TLS downstream with ALPN -------------------------------------------------------------------------

@@ -384,10 +384,47 @@ static void test_consumer_error(void **state)
 	assert_null(mgw_chunked_error(&ck));
 }
 
+/* mgw_chunked_declared: the announced bytes of the chunk being read, from
+ * the first size digit (a lower bound that only grows) through its data;
+ * 0 between chunks and in the trailer. */
+static void test_declared(void **state)
+{
+	static const struct { const char *in; uint64_t want; } cases[] = {
+		{ "", 0 },
+		{ "1", 1 },
+		{ "1f", 0x1f },
+		{ "1f4", 0x1f4 },
+		{ "1f4 ", 0x1f4 },
+		{ "1f4;x=y", 0x1f4 },
+		{ "1f4\r", 0x1f4 },
+		{ "1f4\r\n", 0x1f4 },
+		{ "1f4\r\nabc", 0x1f4 - 3 },
+		{ "3\r\nabc", 0 },
+		{ "3\r\nabc\r\n", 0 },
+		{ "3\r\nabc\r\nFFFFFFFFFFFFFFF", 0xFFFFFFFFFFFFFFFull },
+		{ "0\r\n", 0 },
+		{ "0\r\nX-T: 1", 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mgw_chunked ck;
+		struct sink s = {.len = 0};
+		size_t used;
+
+		mgw_chunked_init(&ck, 1024);
+		assert_int_equal(feed_all(&ck, cases[i].in, strlen(cases[i].in), 0,
+		                          &s, &used), 0);
+		if (mgw_chunked_declared(&ck) != cases[i].want)
+			print_error("declared after \"%s\"\n", cases[i].in);
+		assert_true(mgw_chunked_declared(&ck) == cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid_bodies),
+		cmocka_unit_test(test_declared),
 		cmocka_unit_test(test_stops_at_end),
 		cmocka_unit_test(test_extensions),
 		cmocka_unit_test(test_trailers),

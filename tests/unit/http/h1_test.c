@@ -276,6 +276,47 @@ static void test_chunked_trailer_limit(void **state)
 	assert_int_equal(t->handled, 0);
 }
 
+/* A chunk whose size cannot fit the rest of max_body (1000 here) is 413 at
+ * once, with no chunk data sent: not after the body timeout (30 s by
+ * default, beyond the tests' wait bound). */
+static void test_chunked_declared_too_big(void **state)
+{
+	struct ts *t = *state;
+	char req[4096];
+	struct tc c;
+	struct resp r;
+	int n;
+
+	/* the size line alone, the size digits alone, a size of 2^60 - 1 */
+	REFUSE(t, CHUNKED_HEAD "FFFFFFFF\r\n", 413);
+	REFUSE(t, CHUNKED_HEAD "3E9;ext=1\r\n", 413);
+	REFUSE(t, CHUNKED_HEAD "100000", 413);
+	REFUSE(t, CHUNKED_HEAD "FFFFFFFFFFFFFFF\r\nab", 413);
+	/* a later chunk that passes the budget left by the earlier ones */
+	n = snprintf(req, sizeof(req), CHUNKED_HEAD "258\r\n");
+	memset(req + n, 'a', 600);
+	n += 600;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n191\r\n");
+	tc_expect_refused(t, req, (size_t)n, 413);
+	assert_int_equal(t->handled, 0);
+
+	/* exactly max_body in two chunks still passes */
+	n = snprintf(req, sizeof(req), CHUNKED_HEAD "258\r\n");
+	memset(req + n, 'a', 600);
+	n += 600;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n190\r\n");
+	memset(req + n, 'b', 400);
+	n += 400;
+	n += snprintf(req + n, sizeof(req) - (size_t)n, "\r\n0\r\n\r\n");
+	tc_open(t, &c);
+	assert_int_equal(tc_send(&c, req, (size_t)n), 0);
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	assert_int_equal(r.blen, strlen("POST /echo\n") + 1000);
+	resp_free(&r);
+	tc_close(&c);
+}
+
 /* A chunked body ends exactly at its final CRLF: what follows is the next
  * request, whether it arrives with it or later, chunked or not. */
 static void test_chunked_pipelined(void **state)
@@ -870,6 +911,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_trailer_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chunked_declared_too_big, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_pipelined, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_while_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),

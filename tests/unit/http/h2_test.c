@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/conn.h"
+#include "http/h2_scan-t.h"
 #include "http/server.h"
 #include "util/time.h"
 #include "testsrv.h"
@@ -766,6 +767,34 @@ static void test_body_timeout(void **state)
 	ts_stop(&t);
 }
 
+/* A Content-Length over max_body (1000 here) is 413 at once, while no byte
+ * of the body was sent (the body timeout is the default 30 s, beyond the
+ * wait bound); the stream is then reset so the client stops uploading. */
+static void test_content_length_413_at_once(void **state)
+{
+	struct ts *t = *state;
+	struct h2c c;
+	nghttp2_data_provider prd = {.read_callback = cl_stall};
+	nghttp2_nv nva[] = {
+		{(uint8_t *)":method", (uint8_t *)"POST", 7, 4, 0},
+		{(uint8_t *)":path", (uint8_t *)"/echo", 5, 5, 0},
+		{(uint8_t *)":scheme", (uint8_t *)"http", 7, 4, 0},
+		{(uint8_t *)":authority", (uint8_t *)"a", 10, 1, 0},
+		{(uint8_t *)"content-length", (uint8_t *)"99999999999", 14, 11, 0},
+	};
+	int32_t id;
+
+	h2c_open(t, &c);
+	id = nghttp2_submit_request(c.ng, NULL, nva, 5, &prd, NULL);
+	assert_true(id > 0);
+	c.s[c.n++].id = id;
+	struct h2s *s = h2c_wait_closed(&c, id);
+	assert_int_equal(s->status, 413);
+	assert_int_equal(s->err, NGHTTP2_NO_ERROR);
+	assert_int_equal(t->handled, 0);
+	h2c_close(&c);
+}
+
 /* A header block left unfinished (HEADERS without END_HEADERS, no
  * CONTINUATION) would stall the connection forever: header_timeout ends it. */
 static void test_header_timeout(void **state)
@@ -857,6 +886,201 @@ static void test_refusal_body(void **state)
 	h2c_close(&c);
 }
 
+/* ---- raw frames: what an nghttp2 client session would never send ---- */
+
+#define RAW_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+
+/* Appends one frame to buf at *n. */
+static void raw_frame(uint8_t *buf, size_t cap, size_t *n, uint8_t type,
+                      uint8_t flags, uint32_t sid, const void *payload,
+                      size_t len)
+{
+	assert_true(*n + 9 + len <= cap);
+	buf[(*n)++] = (uint8_t)(len >> 16);
+	buf[(*n)++] = (uint8_t)(len >> 8);
+	buf[(*n)++] = (uint8_t)len;
+	buf[(*n)++] = type;
+	buf[(*n)++] = flags;
+	buf[(*n)++] = (uint8_t)(sid >> 24);
+	buf[(*n)++] = (uint8_t)(sid >> 16);
+	buf[(*n)++] = (uint8_t)(sid >> 8);
+	buf[(*n)++] = (uint8_t)sid;
+	if (len)
+		memcpy(buf + *n, payload, len);
+	*n += len;
+}
+
+/* Preface, an empty SETTINGS and the ACK of the server's SETTINGS: from
+ * here on the server's limits are in force. */
+static void raw_start(uint8_t *buf, size_t cap, size_t *n)
+{
+	*n = 0;
+	assert_true(cap > sizeof(RAW_PREFACE));
+	memcpy(buf, RAW_PREFACE, sizeof(RAW_PREFACE) - 1);
+	*n = sizeof(RAW_PREFACE) - 1;
+	raw_frame(buf, cap, n, NGHTTP2_SETTINGS, 0, 0, NULL, 0);
+	raw_frame(buf, cap, n, NGHTTP2_SETTINGS, NGHTTP2_FLAG_ACK, 0, NULL, 0);
+}
+
+/* A request HEADERS frame for path (5 bytes: "/hold", "/echo"), HPACK
+ * without the dynamic table; end: END_STREAM. */
+static void raw_request(uint8_t *buf, size_t cap, size_t *n, uint32_t sid,
+                        const char *method_get, const char *path, int end)
+{
+	uint8_t hb[16];
+	size_t k = 0;
+
+	assert_int_equal(strlen(path), 5);
+	hb[k++] = method_get ? 0x82 : 0x83; /* :method GET / POST */
+	hb[k++] = 0x86;                       /* :scheme http */
+	hb[k++] = 0x04;                       /* :path, literal */
+	hb[k++] = 5;
+	memcpy(hb + k, path, 5);
+	k += 5;
+	hb[k++] = 0x01;                       /* :authority, literal */
+	hb[k++] = 1;
+	hb[k++] = 't';
+	raw_frame(buf, cap, n, NGHTTP2_HEADERS,
+	          NGHTTP2_FLAG_END_HEADERS | (end ? NGHTTP2_FLAG_END_STREAM : 0),
+	          sid, hb, k);
+}
+
+/* Error code of the first GOAWAY among the frames received, or -1. */
+static long raw_goaway(const struct tc *c)
+{
+	const uint8_t *p = (const uint8_t *)c->raw;
+	size_t off = 0;
+
+	while (p && off + 9 <= c->nraw) {
+		size_t len = (size_t)p[off] << 16 | (size_t)p[off + 1] << 8 | p[off + 2];
+		if (off + 9 + len > c->nraw)
+			break;
+		if (p[off + 3] == NGHTTP2_GOAWAY && len >= 8) {
+			const uint8_t *e = p + off + 9 + 4;
+			return (long)((uint32_t)e[0] << 24 | (uint32_t)e[1] << 16 |
+			              (uint32_t)e[2] << 8 | e[3]);
+		}
+		off += 9 + len;
+	}
+	return -1;
+}
+
+/* Streams over SETTINGS_MAX_CONCURRENT_STREAMS (2) opened after the client
+ * acknowledged it: each is refused with RST_STREAM(REFUSED_STREAM), the
+ * connection and its other streams carry on (RFC 9113 §5.1.2).  nghttp2
+ * alone would end the connection with PROTOCOL_ERROR here. */
+static void test_max_streams_after_ack(void **state)
+{
+	struct ts *t = *state;
+	static const uint8_t rst5[] = { 0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 5,
+	                                0, 0, 0, NGHTTP2_REFUSED_STREAM };
+	static const uint8_t rst7[] = { 0, 0, 4, NGHTTP2_RST_STREAM, 0, 0, 0, 0, 7,
+	                                0, 0, 0, NGHTTP2_REFUSED_STREAM };
+	uint8_t buf[512];
+	size_t n;
+	struct tc c;
+
+	raw_start(buf, sizeof(buf), &n);
+	raw_request(buf, sizeof(buf), &n, 1, "GET", "/hold", 1);
+	raw_request(buf, sizeof(buf), &n, 3, "GET", "/hold", 1);
+	raw_request(buf, sizeof(buf), &n, 5, "GET", "/hold", 1);
+	raw_request(buf, sizeof(buf), &n, 7, "GET", "/echo", 1);
+	tc_open(t, &c);
+	assert_int_equal(tc_send(&c, buf, n), 0);
+	assert_true(tc_wait_bytes(&c, rst5, sizeof(rst5)));
+	assert_true(tc_wait_bytes(&c, rst7, sizeof(rst7)));
+	assert_int_equal(ts_wait_ge(t, &t->nheld, 2), 1);
+	assert_int_equal(t->handled, 2);
+	assert_int_equal(raw_goaway(&c), -1);
+	assert_false(c.eof);
+
+	/* once a stream is done, a new one is served on the same connection */
+	assert_int_equal(mgw_http_respond(t->held[0], 200, NULL, NULL, "ok", 2), 0);
+	t->held[0] = NULL;
+	ts_pump(t, 5);
+	n = 0;
+	raw_request(buf, sizeof(buf), &n, 9, "GET", "/echo", 1);
+	assert_int_equal(tc_send(&c, buf, n), 0);
+	assert_int_equal(ts_wait_ge(t, &t->handled, 3), 1);
+	assert_true(tc_wait_raw(&c, "GET /echo"));
+	assert_int_equal(raw_goaway(&c), -1);
+	assert_int_equal(mgw_http_respond(t->held[1], 200, NULL, NULL, "ok", 2), 0);
+	t->held[1] = NULL;
+	tc_close(&c);
+}
+
+enum flood { FLOOD_PING, FLOOD_SETTINGS, FLOOD_RST, FLOOD_EMPTY_DATA,
+             FLOOD_PRIORITY };
+
+/* Sends frames of one kind, count of them, after a request on stream 1
+ * (ended, or open for FLOOD_EMPTY_DATA) and returns the raw client. */
+static void flood_send(struct ts *t, struct tc *c, enum flood kind, int count)
+{
+	static const uint8_t ping[8] = "12345678";
+	static const uint8_t cancel[4] = { 0, 0, 0, NGHTTP2_CANCEL };
+	static const uint8_t prio[5] = { 0, 0, 0, 0, 15 };
+	size_t cap = 64 + (size_t)count * 20, n;
+	uint8_t *buf = malloc(cap);
+
+	assert_non_null(buf);
+	raw_start(buf, cap, &n);
+	raw_request(buf, cap, &n, 1, kind == FLOOD_EMPTY_DATA ? NULL : "GET",
+	            "/echo", kind != FLOOD_EMPTY_DATA);
+	for (int i = 0; i < count; i++) {
+		switch (kind) {
+		case FLOOD_PING:
+			raw_frame(buf, cap, &n, NGHTTP2_PING, 0, 0, ping, 8);
+			break;
+		case FLOOD_SETTINGS:
+			raw_frame(buf, cap, &n, NGHTTP2_SETTINGS, 0, 0, NULL, 0);
+			break;
+		case FLOOD_RST:
+			raw_frame(buf, cap, &n, NGHTTP2_RST_STREAM, 0, 1, cancel, 4);
+			break;
+		case FLOOD_EMPTY_DATA:
+			raw_frame(buf, cap, &n, NGHTTP2_DATA, 0, 1, NULL, 0);
+			break;
+		case FLOOD_PRIORITY:
+			raw_frame(buf, cap, &n, NGHTTP2_PRIORITY, 0, 3, prio, 5);
+			break;
+		}
+	}
+	tc_open(t, c);
+	tc_send(c, buf, n); /* the server may close before all is sent */
+	free(buf);
+}
+
+/* A flood of frames that each cost an answer or work ends with GOAWAY
+ * (ENHANCE_YOUR_CALM) and the connection closed, whatever the kind; well
+ * below the bound the same frames are answered and the connection lives. */
+static void test_frame_floods(void **state)
+{
+	struct ts *t = *state;
+	static const char *const names[] = { "PING", "SETTINGS", "RST_STREAM",
+	                                     "empty DATA", "PRIORITY" };
+	struct tc c;
+
+	for (int k = FLOOD_PING; k <= FLOOD_PRIORITY; k++) {
+		flood_send(t, &c, (enum flood)k, 3 * MGW_H2_CALM_BURST);
+		if (!tc_closed(&c) || raw_goaway(&c) != NGHTTP2_ENHANCE_YOUR_CALM)
+			print_error("%s flood: closed %d, GOAWAY %ld\n", names[k],
+			            c.eof, raw_goaway(&c));
+		assert_true(c.eof);
+		assert_int_equal(raw_goaway(&c), NGHTTP2_ENHANCE_YOUR_CALM);
+		tc_close(&c);
+	}
+	assert_int_equal(mgw_http_server_connections(t->srv), 0);
+
+	/* a few: answered (PING ACKs), no GOAWAY, the connection stays */
+	flood_send(t, &c, FLOOD_PING, MGW_H2_CALM_BURST / 4);
+	assert_true(tc_wait_raw(&c, "GET /echo"));
+	assert_true(tc_wait_bytes(&c, "\x00\x00\x08\x06\x01\x00\x00\x00\x00"
+	                              "12345678", 17));
+	ts_pump(t, 20);
+	assert_int_equal(raw_goaway(&c), -1);
+	assert_false(c.eof);
+	tc_close(&c);
+}
 int main(void)
 {
 	mgw_log_set_level(MGW_LOG_WARN);
@@ -866,6 +1090,9 @@ int main(void)
 		cmocka_unit_test(test_conn_body_budget),
 		cmocka_unit_test_setup_teardown(test_get_post, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_streams, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_streams_after_ack, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_frame_floods, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_content_length_413_at_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rst_stream_aborts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_data_per_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_flow_control, setup, teardown),

@@ -498,6 +498,20 @@ int tc_wait_raw(struct tc *c, const char *s)
 	return 0;
 }
 
+int tc_wait_bytes(struct tc *c, const void *p, size_t n)
+{
+	uint64_t end = mgw_now_ms() + TS_WAIT_MS;
+
+	while (mgw_now_ms() < end) {
+		if (c->raw && memmem(c->raw, c->nraw, p, n))
+			return 1;
+		if (c->eof)
+			return 0;
+		tc_poll(c);
+	}
+	return 0;
+}
+
 void tc_expect_refused(struct ts *t, const char *request, size_t len,
                        int status)
 {

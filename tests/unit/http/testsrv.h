@@ -105,6 +105,8 @@ int tc_response(struct tc *c, struct resp *r);
 int tc_closed(struct tc *c);
 /* Pumps until the raw received bytes contain s; 1 if they do. */
 int tc_wait_raw(struct tc *c, const char *s);
+/* Pumps until the raw received bytes contain the n bytes at p; 1 if so. */
+int tc_wait_bytes(struct tc *c, const void *p, size_t n);
 /* Sends request, expects a response with status, then the connection
  * closed.  For the smuggling / limit tables. */
 void tc_expect_refused(struct ts *t, const char *request, size_t len,
