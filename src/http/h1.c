@@ -207,8 +207,17 @@ static int on_headers_complete(http_parser *p)
 		return fail(c, 400);
 	if (ncl && !all_digits(cl))
 		return fail(c, 400);
-	if (nhost > 1 || (nhost == 0 && !x->http10))
+	if (nhost > 1 || (nhost == 0 && !x->http10)) {
+		c->hp_why = nhost ? "Host header sent more than once"
+		                  : "Host header missing";
 		return fail(c, 400);
+	}
+	if (nhost && !mgw_http_authority_valid(mgw_headers_get(&x->req, "host"),
+	                                       strlen(mgw_headers_get(&x->req,
+	                                                              "host")))) {
+		c->hp_why = "invalid Host header";
+		return fail(c, 400); /* RFC 9112 3.2 */
+	}
 	if (nhost && !x->authority) { /* absolute-form set it: Host ignored */
 		x->authority = strdup(mgw_headers_get(&x->req, "host"));
 		if (!x->authority)
@@ -316,8 +325,9 @@ static void h1_error(struct mgw_http_conn *c, int status)
 	mgw_conn_logctx(c, -1, &ctx);
 	mgw_info(&ctx, "%s: HTTP/1 request refused with %d %s", c->peer, status,
 	         reason);
-	mgw_refusal_body(c->srv, status, c->rx ? &c->rx->req : NULL, &ctype,
-	                 &body, &blen);
+	mgw_refusal_body(c->srv, status, c->hp_why,
+	                 c->rx ? &c->rx->req : NULL, &ctype, &body, &blen);
+	c->hp_why = NULL;
 	mgw_x_free(c->rx);
 	c->rx = NULL;
 	c->ck_mode = 0;

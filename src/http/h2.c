@@ -218,7 +218,8 @@ static void h2_refuse(struct mgw_http_exchange *x, int status)
 	logctx(x, &ctx);
 	mgw_info(&ctx, "%s: HTTP/2 request refused with %d %s", c->peer, status,
 	         mgw_http_reason(status));
-	mgw_refusal_body(c->srv, status, &x->req, &ctype, &body, &blen);
+	mgw_refusal_body(c->srv, status, x->err_why, &x->req, &ctype, &body,
+	                 &blen);
 	x->refused = 1;
 	x->state = MGW_X_HANDLER; /* mgw_h2_respond expects a live exchange */
 	c->srv->inflight++;
@@ -245,6 +246,22 @@ static void headers_done(struct mgw_http_conn *c, struct mgw_http_exchange *x,
 		return;
 	}
 	x->head = strcmp(x->method, "HEAD") == 0;
+	if (mgw_headers_count(&x->req, "host") > 1) {
+		x->err_why = "Host header sent more than once";
+		h2_refuse(x, 400);
+		return;
+	}
+	if ((x->authority && !mgw_http_authority_valid(x->authority,
+	                                               strlen(x->authority))) ||
+	    (mgw_headers_get(&x->req, "host") &&
+	     !mgw_http_authority_valid(mgw_headers_get(&x->req, "host"),
+	                               strlen(mgw_headers_get(&x->req,
+	                                                      "host"))))) {
+		x->err_why = x->authority ? "invalid :authority or Host"
+		                          : "invalid Host header";
+		h2_refuse(x, 400);
+		return;
+	}
 	if (!x->authority) {
 		const char *host = mgw_headers_get(&x->req, "host");
 		if (host && !(x->authority = strdup(host))) {

@@ -565,10 +565,12 @@ static void test_stream_abort(void **state)
 	tc_close(&c);
 }
 
-static int refusal_json(int status, const struct mgw_headers *req,
+static int refusal_json(int status, const char *why,
+                        const struct mgw_headers *req,
                         const char **ctype, char **body, size_t *len,
                         void *arg)
 {
+	(void)why;
 	int *calls = arg;
 
 	(*calls)++;
