@@ -280,7 +280,7 @@ int mgw_headers_connection_lists(const struct mgw_headers *h, const char *name)
 /* RFC 3986 unreserved / sub-delims, the bytes of a reg-name but "%". */
 static int reg_name_byte(unsigned char b)
 {
-	return isalnum(b) || strchr("-._~!$&'()*+,;=", b) != NULL;
+	return isalnum(b) || (b && strchr("-._~!$&'()*+,;=", b) != NULL);
 }
 
 /* "[" IPv6address / IPvFuture "]" (RFC 3986 3.2.2); s spans the
