@@ -213,6 +213,29 @@ assert_eq "no refused Origin reached the replica" "$PASSED" "$(posts)"
 post "$GW" "$INIT"
 assert_code "no Origin: passes" 200
 
+# ---- reload: the list follows the file on SIGHUP ------------------------------
+hup() { # PATTERN: SIGHUP, then wait (bounded) for one more matching line
+	local before i=0
+	before=$(grep -c "$1" "$G_ERR")
+	kill -HUP "$G_PID"
+	while [ "$(grep -c "$1" "$G_ERR")" -le "$before" ]; do
+		[ $i -lt 100 ] || die "no '$1' line after SIGHUP: $(tail -n 5 "$G_ERR")"
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+cp "$T_DIR/serve.yaml" "$T_DIR/serve.orig.yaml"
+sed -i 's|^  allowed_origins:.*|  allowed_origins: ["http://localhost:9999"]|' "$T_DIR/serve.yaml"
+hup "reload: done"
+origin "newly listed after reload" "http://localhost:9999" 200
+origin "no longer listed after reload" "http://localhost:8080" 403
+sed -i '/^security:/,$d' "$T_DIR/serve.yaml"
+hup "reload: done"
+post "$GW" "$INIT" -H 'Origin: http://evil.example'
+assert_code "security section removed by reload: the backend judges the Origin" 403
+assert_jq "the backend's answer after the reload" '.error.code == -32600'
+cp "$T_DIR/serve.orig.yaml" "$T_DIR/serve.yaml"
+
 # ---- default: no security section, no check --------------------------------
 sed '/^security:/,$d' "$T_DIR/serve.yaml" >"$T_DIR/plain.yaml"
 start_serve -c "$T_DIR/plain.yaml"
