@@ -3,7 +3,9 @@
  * winning: a proxy in front and the gateway (or the gateway and the
  * upstream) could each take another one.  Host and Content-Length are
  * refused by the HTTP layer already; the list here is what the proxy
- * reads. */
+ * reads.  The three SEP-2243 headers get MCP's own HeaderMismatch
+ * (-32020), which the specification gives a header sent twice; the
+ * others the gateway's -32016. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -11,9 +13,11 @@
 
 #include "http/headers.h"
 #include "http/server.h"
+#include "mcp/jsonrpc.h"
 #include "proxy/checks.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
+#include "proxy/pipeline-t.h"
 #include "proxy/txn.h"
 
 /* Spelled as they are named in the answer. */
@@ -40,13 +44,26 @@ const char *mgw_check_repeated_header(const struct mgw_headers *h)
 static enum mgw_check_verdict run(struct mgw_txn *t)
 {
 	const char *name = mgw_check_repeated_header(mgw_http_req_headers(t->x));
+	struct mgw_proxy_reply r;
 	char msg[96];
 
 	if (!name)
 		return MGW_CHECK_PASS;
 	snprintf(msg, sizeof(msg), "header %s sent more than once", name);
 	t->note = "repeated header";
-	mgw_txn_fail(t, MGW_PERR_BAD_HEADER, msg);
+	if (strncmp(name, "Mcp-M", 5) != 0 && strncmp(name, "Mcp-N", 5) != 0 &&
+	    strcmp(name, "MCP-Protocol-Version") != 0) {
+		mgw_txn_fail(t, MGW_PERR_BAD_HEADER, msg);
+		return MGW_CHECK_ANSWERED;
+	}
+	t->pl->st.rejected_headers++;
+	if (mgw_proxy_reply_build(&r, 400, MGW_MCP_HEADER_MISMATCH, msg, NULL,
+	                          t->as_json,
+	                          mgw_proxy_reply_id(t->have_msg ? &t->msg
+	                                                         : NULL)) != 0)
+		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+	else
+		mgw_txn_reply(t, &r, NULL);
 	return MGW_CHECK_ANSWERED;
 }
 

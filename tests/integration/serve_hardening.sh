@@ -9,8 +9,10 @@
 #   reference backend (same HTTP layer) answers 400 too;
 # - a singleton header the gateway reads (Authorization, Mcp-Session-Id,
 #   MCP-Protocol-Version, Mcp-Method, Mcp-Name, Last-Event-ID, Origin)
-#   sent twice, in any case: 400, -32016 naming it, with the request's id,
-#   over HTTP/1.1 and HTTP/2; Content-Length twice: 400 (HTTP layer);
+#   sent twice, in any case: 400 naming it, with the request's id
+#   (-32016; MCP's -32020 HeaderMismatch for MCP-Protocol-Version,
+#   Mcp-Method and Mcp-Name, on legacy requests too), over HTTP/1.1 and
+#   HTTP/2; Content-Length twice: 400 (HTTP layer);
 # - security.allowed_origins: a listed origin (scheme and host compared
 #   case-insensitively, default port implied) or the gateway's own host
 #   ("self") passes, any other Origin and "null" get 403 / -32015 with the
@@ -167,10 +169,12 @@ for proto in --http1.1 --http2-prior-knowledge; do
 		"Last-Event-ID: 1|Last-Event-ID: 2" \
 		"Origin: https://app.example|Origin: https://app.example"; do
 		name=${h%%:*}
+		code=-32016
+		case $name in MCP-Protocol-Version | Mcp-Method | Mcp-Name) code=-32020 ;; esac
 		post "$GW" "$INIT" "$proto" -H "${h%%|*}" -H "${h#*|}"
 		assert_code "$proto: $name twice: 400" 400
-		assert_jq "$proto: $name twice: -32016 naming it, with the id" \
-			".error.code == -32016 and .id == 7 and (.error.message | ascii_downcase | contains(\"$(printf '%s' "$name" | tr 'A-Z' 'a-z')\"))"
+		assert_jq "$proto: $name twice: $code naming it, with the id" \
+			".error.code == $code and .id == 7 and (.error.message | ascii_downcase | contains(\"$(printf '%s' "$name" | tr 'A-Z' 'a-z')\"))"
 	done
 done
 # HTTP/1.1 Content-Length twice: curl sends both custom lines
