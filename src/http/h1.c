@@ -177,7 +177,7 @@ static int on_headers_complete(http_parser *p)
 	struct mgw_http_exchange *x = c->rx;
 	const struct mgw_http_limits *lim = &c->srv->lim;
 	size_t ncl, nte, nhost;
-	const char *te, *cl, *expect;
+	const char *te, *cl, *expect, *host;
 	int has_body;
 
 	if (take_target(c))
@@ -212,14 +212,13 @@ static int on_headers_complete(http_parser *p)
 		                  : "Host header missing";
 		return fail(c, 400);
 	}
-	if (nhost && !mgw_http_authority_valid(mgw_headers_get(&x->req, "host"),
-	                                       strlen(mgw_headers_get(&x->req,
-	                                                              "host")))) {
+	host = nhost ? mgw_headers_get(&x->req, "host") : NULL;
+	if (host && !mgw_http_authority_valid(host, strlen(host))) {
 		c->hp_why = "invalid Host header";
 		return fail(c, 400); /* RFC 9112 3.2 */
 	}
-	if (nhost && !x->authority) { /* absolute-form set it: Host ignored */
-		x->authority = strdup(mgw_headers_get(&x->req, "host"));
+	if (host && !x->authority) { /* absolute-form set it: Host ignored */
+		x->authority = strdup(host);
 		if (!x->authority)
 			return fail(c, 503);
 	}
