@@ -24,6 +24,9 @@ enum mgw_cfg_type {
 	                   * pointer at off and its size_t count at aux */
 	MGW_CFG_NUMBER,   /* double: a plain decimal number ("0.2", "3")
 	                   * within [dmin, dmax] */
+	MGW_CFG_STRLIST,  /* a list of strings: a char ** at off and its
+	                   * size_t count at aux; check (optional) runs on
+	                   * each item */
 };
 
 /* Field flags. */
@@ -63,7 +66,7 @@ struct mgw_cfg_field {
 	enum mgw_cfg_type type;
 	size_t off;           /* offset of the member in the section's struct */
 	size_t size;          /* sizeof that member (integers and enums) */
-	size_t aux;           /* LIST: offset of the size_t count;
+	size_t aux;           /* LIST, STRLIST: offset of the size_t count;
 	                       * SECTION with MGW_CFG_PRESENCE: offset of an
 	                       * int set to 1 when the key is present */
 	unsigned flags;       /* MGW_CFG_REQUIRED, MGW_CFG_PRESENCE */

@@ -441,6 +441,59 @@ static int conv_list(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
 	return 0;
 }
 
+static void release_strlist(const struct mgw_cfg_field *f, void *base)
+{
+	char **items;
+	size_t count;
+
+	memcpy(&items, (char *)base + f->off, sizeof(items));
+	memcpy(&count, (char *)base + f->aux, sizeof(count));
+	for (size_t i = 0; i < count; i++)
+		free(items[i]);
+	free(items);
+	items = NULL;
+	count = 0;
+	memcpy((char *)base + f->off, &items, sizeof(items));
+	memcpy((char *)base + f->aux, &count, sizeof(count));
+}
+
+/* Each item is a string checked like a STRING field; counted as soon as
+ * it is stored, so a failure half way leaves a list that can be freed. */
+static int conv_strlist(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
+                        void *base, const struct mgw_cfg_node *n)
+{
+	char **items;
+	size_t count = 0;
+
+	if (mgw_cfg_node_is_null(n))
+		return 0;
+	if (n->kind != MGW_CFG_SEQ)
+		return wrong_type(c, n, "a list of strings");
+	release_strlist(f, base);
+	items = calloc(n->n ? n->n : 1, sizeof(*items));
+	if (!items)
+		return out_of_memory(c, n);
+	memcpy((char *)base + f->off, &items, sizeof(items));
+	for (size_t i = 0; i < n->n; i++) {
+		char why[256] = "";
+		size_t saved = path_push_index(c, i);
+		int rc = need_text(c, n->kids[i], "a string");
+
+		if (rc == 0 && !(items[i] = strdup(n->kids[i]->text)))
+			rc = out_of_memory(c, n->kids[i]);
+		if (rc == 0) {
+			count = i + 1;
+			memcpy((char *)base + f->aux, &count, sizeof(count));
+			if (f->check && f->check(items[i], why, sizeof(why)) != 0)
+				rc = mgw_cfg_fail(c, n->kids[i], NULL, "%s", why);
+		}
+		path_pop(c, saved);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static const convert_fn converters[] = {
 	[MGW_CFG_STRING] = conv_string,
 	[MGW_CFG_BOOL] = conv_bool,
@@ -451,6 +504,7 @@ static const convert_fn converters[] = {
 	[MGW_CFG_SECTION] = conv_section,
 	[MGW_CFG_LIST] = conv_list,
 	[MGW_CFG_NUMBER] = conv_number,
+	[MGW_CFG_STRLIST] = conv_strlist,
 };
 
 /* ---- sections ---- */
@@ -579,6 +633,8 @@ void mgw_cfg_release(const struct mgw_cfg_section *sec, void *obj)
 			mgw_cfg_release(f->sub, (char *)obj + f->off);
 		else if (f->type == MGW_CFG_LIST)
 			release_list(f, obj);
+		else if (f->type == MGW_CFG_STRLIST)
+			release_strlist(f, obj);
 	}
 }
 
@@ -595,6 +651,21 @@ static int list_equal(const struct mgw_cfg_field *f, const char *a,
 	for (size_t i = 0; i < na; i++)
 		if (!mgw_cfg_equal(f->sub, ia + i * f->sub->size,
 		                   ib + i * f->sub->size))
+			return 0;
+	return 1;
+}
+
+static int strlist_equal(const struct mgw_cfg_field *f, const char *a,
+                         const char *b)
+{
+	size_t na = *(const size_t *)(a + f->aux), nb = *(const size_t *)(b + f->aux);
+	char *const *ia = *(char **const *)(a + f->off);
+	char *const *ib = *(char **const *)(b + f->off);
+
+	if (na != nb)
+		return 0;
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(ia[i], ib[i]) != 0)
 			return 0;
 	return 1;
 }
@@ -619,6 +690,8 @@ static int field_equal(const struct mgw_cfg_field *f, const char *a,
 		return mgw_cfg_equal(f->sub, a + f->off, b + f->off);
 	case MGW_CFG_LIST:
 		return list_equal(f, a, b);
+	case MGW_CFG_STRLIST:
+		return strlist_equal(f, a, b);
 	default: /* integers, booleans, enums: f->size bytes */
 		return memcmp(a + f->off, b + f->off, f->size) == 0;
 	}

@@ -66,6 +66,7 @@ struct mgw_http_exchange {
 	size_t body_len, body_cap;
 	size_t hdr_bytes;              /* h2: names+values so far (limit) */
 	int err_status;                /* limit/validation failure to answer */
+	const char *err_why;           /* its reason (static) or NULL */
 	unsigned head : 1;             /* HEAD: never send a body */
 	unsigned http10 : 1;           /* HTTP/1.0 request */
 	unsigned keep_alive : 1;       /* h1: connection may carry another */
@@ -120,6 +121,7 @@ struct mgw_http_conn {
 	struct mgw_http_exchange *active; /* handed to the handler */
 	int hp_ready;                     /* a complete request is in rx */
 	int hp_err;                       /* status decided by a callback */
+	const char *hp_why;               /* its reason (static) or NULL */
 	struct mgw_h1_field fld;          /* field being assembled (or the
 	                                   * request target, before them) */
 	size_t hdr_bytes;                 /* names+values so far (limit) */

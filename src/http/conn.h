@@ -67,9 +67,9 @@ void mgw_x_maybe_drain(struct mgw_http_exchange *x, size_t queued);
 
 /* Body of a refusal with status for a request whose fields so far are
  * req (may be NULL): the handler's refusal callback, else "STATUS
- * Reason\n" as text/plain.  *body is malloc'd (free it); NULL only on no
- * memory. */
-void mgw_refusal_body(struct mgw_http_server *s, int status,
+ * Reason\n" (or "STATUS Reason: why\n" when why is not NULL) as
+ * text/plain.  *body is malloc'd (free it); NULL only on no memory. */
+void mgw_refusal_body(struct mgw_http_server *s, int status, const char *why,
                       const struct mgw_headers *req, const char **ctype,
                       char **body, size_t *len);
 

@@ -177,7 +177,7 @@ static int on_headers_complete(http_parser *p)
 	struct mgw_http_exchange *x = c->rx;
 	const struct mgw_http_limits *lim = &c->srv->lim;
 	size_t ncl, nte, nhost;
-	const char *te, *cl, *expect;
+	const char *te, *cl, *expect, *host;
 	int has_body;
 
 	if (take_target(c))
@@ -207,10 +207,18 @@ static int on_headers_complete(http_parser *p)
 		return fail(c, 400);
 	if (ncl && !all_digits(cl))
 		return fail(c, 400);
-	if (nhost > 1 || (nhost == 0 && !x->http10))
+	if (nhost > 1 || (nhost == 0 && !x->http10)) {
+		c->hp_why = nhost ? "Host header sent more than once"
+		                  : "Host header missing";
 		return fail(c, 400);
-	if (nhost && !x->authority) { /* absolute-form set it: Host ignored */
-		x->authority = strdup(mgw_headers_get(&x->req, "host"));
+	}
+	host = nhost ? mgw_headers_get(&x->req, "host") : NULL;
+	if (host && !mgw_http_authority_valid(host, strlen(host))) {
+		c->hp_why = "invalid Host header";
+		return fail(c, 400); /* RFC 9112 3.2 */
+	}
+	if (host && !x->authority) { /* absolute-form set it: Host ignored */
+		x->authority = strdup(host);
 		if (!x->authority)
 			return fail(c, 503);
 	}
@@ -316,8 +324,9 @@ static void h1_error(struct mgw_http_conn *c, int status)
 	mgw_conn_logctx(c, -1, &ctx);
 	mgw_info(&ctx, "%s: HTTP/1 request refused with %d %s", c->peer, status,
 	         reason);
-	mgw_refusal_body(c->srv, status, c->rx ? &c->rx->req : NULL, &ctype,
-	                 &body, &blen);
+	mgw_refusal_body(c->srv, status, c->hp_why,
+	                 c->rx ? &c->rx->req : NULL, &ctype, &body, &blen);
+	c->hp_why = NULL;
 	mgw_x_free(c->rx);
 	c->rx = NULL;
 	c->ck_mode = 0;

@@ -219,7 +219,8 @@ static void h2_refuse(struct mgw_http_exchange *x, int status)
 	logctx(x, &ctx);
 	mgw_info(&ctx, "%s: HTTP/2 request refused with %d %s", c->peer, status,
 	         mgw_http_reason(status));
-	mgw_refusal_body(c->srv, status, &x->req, &ctype, &body, &blen);
+	mgw_refusal_body(c->srv, status, x->err_why, &x->req, &ctype, &body,
+	                 &blen);
 	x->refused = 1;
 	x->state = MGW_X_HANDLER; /* mgw_h2_respond expects a live exchange */
 	c->srv->inflight++;
@@ -230,7 +231,7 @@ static void h2_refuse(struct mgw_http_exchange *x, int status)
 static void headers_done(struct mgw_http_conn *c, struct mgw_http_exchange *x,
                          int end_stream)
 {
-	const char *cl;
+	const char *cl, *host;
 
 	x->headers_done = 1;
 	if (x->err_status) {
@@ -246,8 +247,20 @@ static void headers_done(struct mgw_http_conn *c, struct mgw_http_exchange *x,
 		return;
 	}
 	x->head = strcmp(x->method, "HEAD") == 0;
+	/* RFC 9112 3.2 / RFC 9113 8.3.1: a valid authority, one Host */
+	host = mgw_headers_get(&x->req, "host");
+	if (mgw_headers_count(&x->req, "host") > 1)
+		x->err_why = "Host header sent more than once";
+	else if (x->authority &&
+	         !mgw_http_authority_valid(x->authority, strlen(x->authority)))
+		x->err_why = "invalid :authority";
+	else if (host && !mgw_http_authority_valid(host, strlen(host)))
+		x->err_why = "invalid Host header";
+	if (x->err_why) {
+		h2_refuse(x, 400);
+		return;
+	}
 	if (!x->authority) {
-		const char *host = mgw_headers_get(&x->req, "host");
 		if (host && !(x->authority = strdup(host))) {
 			h2_refuse(x, 503);
 			return;

@@ -1,6 +1,8 @@
 /* headers.c - ordered header list and RFC 9110 field checks. */
 #include "autoconf.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +275,93 @@ int mgw_headers_connection_lists(const struct mgw_headers *h, const char *name)
 		    mgw_header_list_has(h->v[i].value, name))
 			return 1;
 	return 0;
+}
+
+/* RFC 3986 unreserved / sub-delims, the bytes of a reg-name but "%". */
+static int reg_name_byte(unsigned char b)
+{
+	return isalnum(b) || (b && strchr("-._~!$&'()*+,;=", b) != NULL);
+}
+
+/* "[" IPv6address / IPvFuture "]" (RFC 3986 3.2.2); s spans the
+ * brackets. */
+static int ip_literal_valid(const char *s, size_t n)
+{
+	char buf[64];
+	struct in6_addr a;
+	size_t i;
+
+	if (n < 3 || s[0] != '[' || s[n - 1] != ']')
+		return 0;
+	s++;
+	n -= 2;
+	if (s[0] == 'v' || s[0] == 'V') { /* "v" 1*HEXDIG "." 1*(...) */
+		for (i = 1; i < n && isxdigit((unsigned char)s[i]); i++)
+			;
+		if (i == 1 || i >= n - 1 || s[i] != '.')
+			return 0;
+		for (i++; i < n; i++)
+			if (!reg_name_byte((unsigned char)s[i]) && s[i] != ':')
+				return 0;
+		return 1;
+	}
+	if (n >= sizeof(buf))
+		return 0;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	return inet_pton(AF_INET6, buf, &a) == 1;
+}
+
+int mgw_http_authority_valid(const char *s, size_t n)
+{
+	size_t hlen = n, i;
+	const char *colon;
+
+	if (n == 0)
+		return 1;
+	if (s[0] == '[') {
+		const char *e = memchr(s, ']', n);
+
+		if (!e)
+			return 0;
+		hlen = (size_t)(e - s) + 1;
+		if (!ip_literal_valid(s, hlen))
+			return 0;
+		if (hlen < n && s[hlen] != ':')
+			return 0;
+	} else {
+		colon = memchr(s, ':', n);
+		if (colon)
+			hlen = (size_t)(colon - s);
+		if (hlen == 0)
+			return 0; /* ":80": no host */
+		for (i = 0; i < hlen; i++) {
+			unsigned char b = (unsigned char)s[i];
+
+			if (b == '%') {
+				if (i + 2 >= hlen)
+					return 0;
+				if (!isxdigit((unsigned char)s[i + 1]) ||
+				    !isxdigit((unsigned char)s[i + 2]))
+					return 0;
+				i += 2;
+			} else if (!reg_name_byte(b)) {
+				return 0;
+			}
+		}
+	}
+	if (hlen < n) { /* ":" port: digits, at most 65535 */
+		unsigned long port = 0;
+
+		if (n - hlen - 1 > 5)
+			return 0;
+		for (i = hlen + 1; i < n; i++) {
+			if (s[i] < '0' || s[i] > '9')
+				return 0;
+			port = port * 10 + (unsigned long)(s[i] - '0');
+		}
+		if (port > 65535)
+			return 0;
+	}
+	return 1;
 }

@@ -42,6 +42,13 @@ int mgw_header_name_valid(const char *name, size_t len);
 /* 1 if value contains only field-vchar / SP / HTAB (no CR, LF, NUL, other
  * controls), 0 otherwise. */
 int mgw_header_value_valid(const char *value, size_t len);
+/* 1 if s (n bytes) is a valid Host field value or :authority for an
+ * http(s) URI (RFC 9110 7.2, RFC 3986 3.2.2-3.2.3): uri-host [":" port],
+ * where uri-host is an IP-literal ("[v6]" or "[vF.x]"), an IPv4 address
+ * or a reg-name (unreserved, sub-delims, %XX), no userinfo, a port of at
+ * most 65535, and not an empty host before a port.  The empty value is
+ * valid (RFC 9112 3.2: a target without authority). */
+int mgw_http_authority_valid(const char *s, size_t n);
 /* 1 for hop-by-hop fields per RFC 9110 §7.6.1 (Connection, Keep-Alive,
  * Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade,
  * Proxy-Authenticate, Proxy-Authorization is NOT included: it is

@@ -147,7 +147,7 @@ const char *mgw_http_date(struct mgw_http_server *s)
 	return s->date;
 }
 
-void mgw_refusal_body(struct mgw_http_server *s, int status,
+void mgw_refusal_body(struct mgw_http_server *s, int status, const char *why,
                       const struct mgw_headers *req, const char **ctype,
                       char **body, size_t *len)
 {
@@ -156,14 +156,16 @@ void mgw_refusal_body(struct mgw_http_server *s, int status,
 	*body = NULL;
 	*len = 0;
 	if (s->refusal &&
-	    s->refusal(status, req, ctype, body, len, s->refusal_arg) == 0 &&
+	    s->refusal(status, why, req, ctype, body, len, s->refusal_arg) == 0 &&
 	    *body)
 		return;
 	*ctype = "text/plain; charset=utf-8";
-	n = snprintf(NULL, 0, "%d %s\n", status, mgw_http_reason(status));
+	n = snprintf(NULL, 0, "%d %s%s%s\n", status, mgw_http_reason(status),
+	             why ? ": " : "", why ? why : "");
 	if (n < 0 || !(*body = malloc((size_t)n + 1)))
 		return;
-	snprintf(*body, (size_t)n + 1, "%d %s\n", status, mgw_http_reason(status));
+	snprintf(*body, (size_t)n + 1, "%d %s%s%s\n", status,
+	         mgw_http_reason(status), why ? ": " : "", why ? why : "");
 	*len = (size_t)n;
 }
 

@@ -67,8 +67,11 @@ typedef void (*mgw_http_done_cb)(void *arg);
  * fields (possibly incomplete, never the body; NULL when nothing was).
  * Return 0 with *ctype (a static string), *body (malloc'd; the layer
  * frees it) and *len to replace the layer's plain-text body, or non-zero
- * to keep it.  Runs inside the layer: it must not call the server API. */
-typedef int (*mgw_http_refusal_cb)(int status, const struct mgw_headers *req,
+ * to keep it.  why is a short reason the layer gave ("invalid Host
+ * header") or NULL.  Runs inside the layer: it must not call the server
+ * API. */
+typedef int (*mgw_http_refusal_cb)(int status, const char *why,
+                                   const struct mgw_headers *req,
                                    const char **ctype, char **body,
                                    size_t *len, void *arg);
 

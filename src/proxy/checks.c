@@ -8,9 +8,12 @@
 #include "proxy/pipeline.h"
 #include "proxy/txn.h"
 
-/* The order of the checks.  Authentication, Origin checks and rate
- * limits join here. */
+/* The order of the checks.  Authentication and rate limits join here,
+ * after the repeated-header and Origin checks (which cover every page,
+ * the gateway's own included). */
 static const struct mgw_check *const table[] = {
+	&mgw_check_singleton,
+	&mgw_check_origin,
 	&mgw_check_health,
 	&mgw_check_admin,
 	&mgw_check_metrics,

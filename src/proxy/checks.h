@@ -31,12 +31,26 @@ struct mgw_check {
 	enum mgw_check_verdict (*run)(struct mgw_txn *t);
 };
 
+extern const struct mgw_check mgw_check_singleton; /* check_singleton.c */
+extern const struct mgw_check mgw_check_origin;    /* check_origin.c */
 extern const struct mgw_check mgw_check_health;    /* check_health.c */
 extern const struct mgw_check mgw_check_admin;     /* check_admin.c */
 extern const struct mgw_check mgw_check_metrics;   /* check_metrics.c */
 extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
 extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */
 extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */
+
+/* The name (as spelled in answers) of the first header of h the gateway
+ * reads that h holds more than once, or NULL (check_singleton.c). */
+const char *mgw_check_repeated_header(const struct mgw_headers *h);
+
+/* 1 if origin (an Origin value) is allowed by the n entries of allowed
+ * (origins, or "self": the request's authority); 0 for "null" and for a
+ * malformed value (check_origin.c). */
+int mgw_origin_allowed(const char *origin, const char *authority,
+                       char *const *allowed, size_t n);
+/* Configuration check of one security.allowed_origins entry. */
+int mgw_origin_entry_check(const char *s, char *why, size_t whylen);
 
 /* Runs the checks of phase that apply to t's handler, in order.
  * MGW_CHECK_ANSWERED when one answered t (it is gone). */

@@ -145,6 +145,9 @@ struct mgw_serve_conf {
 	double drain_delay;        /* drain.delay (0s): on SIGTERM, readyz
 	                            * answers 503 and the listeners keep
 	                            * accepting this long before closing */
+	char **allowed_origins;    /* security.allowed_origins (none: no
+	                            * Origin check): origins, or "self" */
+	size_t n_allowed_origins;
 	int keys_given;            /* the file had one of these keys: it is
 	                            * meant for `mcpgw serve` (check-config) */
 };

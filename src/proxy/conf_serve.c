@@ -12,6 +12,7 @@
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
 #include "core/errors.h"
+#include "proxy/checks.h"
 #include "proxy/conf_serve.h"
 #include "session/conf_sessions.h"
 
@@ -108,6 +109,17 @@ static int check_admin(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	return 0;
 }
 
+static const struct mgw_cfg_field security_fields[] = {
+	{.key = "allowed_origins", .type = MGW_CFG_STRLIST,
+	 .off = offsetof(struct mgw_serve_conf, allowed_origins),
+	 .aux = offsetof(struct mgw_serve_conf, n_allowed_origins),
+	 .check = mgw_origin_entry_check},
+};
+static const struct mgw_cfg_section security_section = {
+	.size = sizeof(struct mgw_serve_conf),
+	.fields = security_fields, .nfields = MGW_CFG_COUNT(security_fields),
+};
+
 static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                        void *obj);
 
@@ -136,6 +148,8 @@ static const struct mgw_cfg_field serve_fields[] = {
 	 .sub = &mgw_sessions_conf_section},
 	{.key = "drain", .type = MGW_CFG_SECTION, .off = 0,
 	 .sub = &drain_section},
+	{.key = "security", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &security_section},
 };
 #undef S
 const struct mgw_cfg_section mgw_serve_conf_section = {

@@ -36,6 +36,11 @@ enum mgw_proxy_error {
 	                           * unreachable */
 	MGW_PERR_SESSION_REQUIRED, /* -32014, 400: GET/DELETE on the MCP
 	                           * endpoint without Mcp-Session-Id */
+	/* request checks (doc/security.md) */
+	MGW_PERR_ORIGIN,          /* -32015, 403: Origin not in
+	                           * security.allowed_origins */
+	MGW_PERR_BAD_HEADER,      /* -32016, 400: an invalid Host, or a header
+	                           * the gateway reads sent more than once */
 	MGW_PERR_N,
 };
 

@@ -42,6 +42,10 @@ static const struct mgw_proxy_error_info table[MGW_PERR_N] = {
 	                            "session store unavailable"},
 	[MGW_PERR_SESSION_REQUIRED] = {-32014, 400, "session_required",
 	                               "Mcp-Session-Id header is required"},
+	[MGW_PERR_ORIGIN] = {-32015, 403, "origin_not_allowed",
+	                     "Origin not allowed"},
+	[MGW_PERR_BAD_HEADER] = {-32016, 400, "bad_header",
+	                         "invalid request header"},
 };
 
 const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e)
@@ -217,20 +221,26 @@ void mgw_proxy_describe_error(const struct mgw_client_error *e,
 	snprintf(buf, len, "%s", what);
 }
 
-int mgw_proxy_refusal_body(int status, const struct mgw_headers *req,
+int mgw_proxy_refusal_body(int status, const char *why,
+                           const struct mgw_headers *req,
                            const char **ctype, char **body, size_t *len,
                            void *arg)
 {
 	struct mgw_proxy_reply r;
+	int rc;
 
 	(void)arg;
-	if (status != 413 || !req ||
+	if (!(status == 413 || (status == 400 && why)) || !req ||
 	    !mgw_proxy_wants_jsonrpc(NULL, mgw_headers_get(req, "content-type"),
 	                             mgw_headers_get(req, "accept"), 0))
 		return -1;
-	if (mgw_proxy_reply_error(&r, MGW_PERR_TOO_LARGE,
-	                          "request too large (limits.max_body_bytes)", 1,
-	                          NULL) != 0)
+	if (status == 413)
+		rc = mgw_proxy_reply_error(&r, MGW_PERR_TOO_LARGE,
+		                           "request too large "
+		                           "(limits.max_body_bytes)", 1, NULL);
+	else
+		rc = mgw_proxy_reply_error(&r, MGW_PERR_BAD_HEADER, why, 1, NULL);
+	if (rc != 0)
 		return -1;
 	*ctype = r.content_type;
 	*body = r.body; /* ownership moves to the server layer */

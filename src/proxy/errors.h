@@ -85,9 +85,11 @@ void mgw_proxy_describe_error(const struct mgw_client_error *e,
 /* The server layer's refusal-body builder (mgw_http_refusal_cb) for the
  * gateway: a request refused for its size (413, before its body was read,
  * so without an id) gets the JSON-RPC error -32004 with a null id when it
- * declared a JSON body or accepts JSON; every other refusal keeps the
- * layer's plain text.  arg is unused. */
-int mgw_proxy_refusal_body(int status, const struct mgw_headers *req,
+ * declared a JSON body or accepts JSON, a 400 the layer gave a reason for
+ * (an invalid or repeated Host) -32016 with that reason; every other
+ * refusal keeps the layer's plain text.  arg is unused. */
+int mgw_proxy_refusal_body(int status, const char *why,
+                           const struct mgw_headers *req,
                            const char **ctype, char **body, size_t *len,
                            void *arg);
 

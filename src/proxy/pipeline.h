@@ -7,7 +7,8 @@
  *   2. era: modern (2026-07-28) or legacy, from headers and body;
  *   3. handler: stateful (mode stateful or auto, and mgw_sf_claims) or
  *      stateless (handler.h);
- *   4. request checks (checks.h, phase REQUEST): the gateway's health
+ *   4. request checks (checks.h, phase REQUEST): repeated singleton
+ *      headers, the Origin check, the gateway's health
  *      endpoints, the admin endpoint, an unreadable sessionless body, the
  *      stateless MCP endpoint's 405;
  *   5. route (route.h): no route is -32001's sibling 404 "no route";

@@ -41,6 +41,8 @@ struct doc {
 	int has_opts;
 	struct item *items;
 	size_t n_items;
+	char **tags;
+	size_t n_tags;
 	int init_ran;
 	int checks;
 };
@@ -123,9 +125,12 @@ static const struct mgw_cfg_field doc_fields[] = {
 	{.key = "items", .type = MGW_CFG_LIST,
 	 .off = offsetof(struct doc, items),
 	 .aux = offsetof(struct doc, n_items), .sub = &item_sec},
+	{.key = "tags", .type = MGW_CFG_STRLIST,
+	 .off = offsetof(struct doc, tags),
+	 .aux = offsetof(struct doc, n_tags), .check = check_no_x},
 };
 static const struct mgw_cfg_section doc_sec = {
-	.size = sizeof(struct doc), .fields = doc_fields, .nfields = 4,
+	.size = sizeof(struct doc), .fields = doc_fields, .nfields = 5,
 	.check = doc_check,
 };
 
@@ -362,6 +367,46 @@ static void test_list_paths(void **state)
 	             "line 2)");
 }
 
+/* A list of strings: items in order, each checked, freed, compared. */
+static void test_strlist(void **state)
+{
+	struct doc a, b;
+
+	(void)state;
+	LOAD_OK("tags: [one, \"two\"]\n", &a);
+	assert_int_equal(a.n_tags, 2);
+	assert_string_equal(a.tags[0], "one");
+	assert_string_equal(a.tags[1], "two");
+	LOAD_OK("tags:\n  - one\n  - two\n", &b);
+	assert_true(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	LOAD_OK("tags: [one]\n", &b);
+	assert_false(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	LOAD_OK("tags: [one, three]\n", &b);
+	assert_false(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	mgw_cfg_release(&doc_sec, &a);
+	assert_null(a.tags);
+	assert_int_equal(a.n_tags, 0);
+	LOAD_OK("tags: []\n", &a);
+	assert_int_equal(a.n_tags, 0);
+	mgw_cfg_release(&doc_sec, &a);
+	LOAD_OK("tags: ~\n", &a);
+	assert_int_equal(a.n_tags, 0);
+	mgw_cfg_release(&doc_sec, &a);
+	expect_error("tags: [a, box]", "s.yaml:1:11: tags[1]: must not "
+	             "contain 'x'");
+	expect_error("tags: [a, [b]]", "s.yaml:1:11: tags[1]: expected a "
+	             "string, got a list");
+	expect_error("tags: [a, ~]", "s.yaml:1:11: tags[1]: expected a "
+	             "string, got null");
+	expect_error("tags: {a: b}", "s.yaml:1:7: tags: expected a list of "
+	             "strings, got a mapping");
+	expect_error("tags: a", "s.yaml:1:7: tags: expected a list of "
+	             "strings, got 'a'");
+}
+
 static void test_key_sanitized(void **state)
 {
 	(void)state;
@@ -394,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_key_sanitized),
 		cmocka_unit_test(test_enum_helpers),
 		cmocka_unit_test(test_equal),
+		cmocka_unit_test(test_strlist),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

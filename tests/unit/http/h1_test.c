@@ -606,10 +606,12 @@ static void test_stream_abort(void **state)
 	tc_close(&c);
 }
 
-static int refusal_json(int status, const struct mgw_headers *req,
+static int refusal_json(int status, const char *why,
+                        const struct mgw_headers *req,
                         const char **ctype, char **body, size_t *len,
                         void *arg)
 {
+	(void)why;
 	int *calls = arg;
 
 	(*calls)++;
@@ -649,6 +651,70 @@ static void test_refusal_body(void **state)
 	resp_free(&r);
 	tc_close(&c);
 	assert_int_equal(calls, 2);
+	mgw_http_server_set_refusal_cb(t->srv, NULL, NULL);
+}
+
+static const char *last_why; /* the reason the layer gave its callback */
+
+static int refusal_why(int status, const char *why,
+                       const struct mgw_headers *req, const char **ctype,
+                       char **body, size_t *len, void *arg)
+{
+	(void)status;
+	(void)req;
+	(void)ctype;
+	(void)body;
+	(void)len;
+	(void)arg;
+	last_why = why;
+	return -1; /* keep the layer's text */
+}
+
+/* RFC 9112 3.2: an invalid Host value, or two Host fields, is answered
+ * 400 by the layer (the handler never runs), with the reason in the
+ * text and given to the refusal callback; valid forms pass. */
+static void test_invalid_host(void **state)
+{
+	static const char *const bad[] = {
+		"Host: a b\r\n", "Host: u@a\r\n", "Host: :80\r\n",
+		"Host: a:65536\r\n", "Host: a:8x\r\n", "Host: a%zz\r\n",
+		"Host: [::1\r\n", "Host: a/b\r\n",
+	};
+	struct ts *t = *state;
+	struct tc c;
+	struct resp r;
+
+	mgw_http_server_set_refusal_cb(t->srv, refusal_why, NULL);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char req[128];
+
+		last_why = NULL;
+		snprintf(req, sizeof(req), "GET /echo HTTP/1.1\r\n%s\r\n", bad[i]);
+		tc_open(t, &c);
+		tc_sends(&c, req);
+		assert_int_equal(tc_response(&c, &r), 0);
+		if (r.status != 400)
+			fail_msg("%s: got %d", bad[i], r.status);
+		assert_string_equal(r.body, "400 Bad Request: invalid Host header\n");
+		assert_non_null(last_why);
+		assert_string_equal(last_why, "invalid Host header");
+		resp_free(&r);
+		tc_close(&c);
+	}
+	tc_open(t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 400);
+	assert_string_equal(r.body,
+	                    "400 Bad Request: Host header sent more than once\n");
+	resp_free(&r);
+	tc_close(&c);
+	tc_open(t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 200);
+	resp_free(&r);
+	tc_close(&c);
 	mgw_http_server_set_refusal_cb(t->srv, NULL, NULL);
 }
 
@@ -908,6 +974,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_chunked_body, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusal_body, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_host, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_smuggling, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_chunked_trailer_limit, setup, teardown),

@@ -852,10 +852,12 @@ static void test_stream_abort(void **state)
 	h2c_close(&c);
 }
 
-static int refusal_json(int status, const struct mgw_headers *req,
+static int refusal_json(int status, const char *why,
+                        const struct mgw_headers *req,
                         const char **ctype, char **body, size_t *len,
                         void *arg)
 {
+	(void)why;
 	(void)req;
 	(void)arg;
 	if (status != 413)

@@ -210,6 +210,34 @@ static void test_connection_lists(void **state)
 	mgw_headers_deinit(&h);
 }
 
+/* The Host / :authority grammar, the whole class of bad values. */
+static void test_authority_valid(void **state)
+{
+	static const char *const good[] = {
+		"", "h", "H.Example", "h:80", "h:", "h:65535", "127.0.0.1:8080",
+		"[::1]", "[::1]:443", "[2001:db8::7]", "[v1.x:y]", "a-b_c~d.e",
+		"x%41y", "!$&'()*+,;=", "h:00080",
+	};
+	static const char *const bad[] = {
+		"a b", "a\tb", "a\x01" "b", "a\x7f", "a\x80" "b", "u@h", "u:p@h",
+		":80", ":", "h:99999", "h:65536", "h:123456", "h:8x", "h:-1",
+		"h:80:80", "a%zz", "a%4", "a%", "[::1", "[::g]:80", "[::1]x",
+		"[]", "[::1]:8x", "a/b", "a?b", "a#b", "a\"b", "a<b", "a[b",
+		"[v.x]", "[v1.]", "h:8 0",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!mgw_http_authority_valid(good[i], strlen(good[i])))
+			fail_msg("'%s' refused", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (mgw_http_authority_valid(bad[i], strlen(bad[i])))
+			fail_msg("'%s' accepted", bad[i]);
+	/* a NUL inside the span is refused, the span's length is obeyed */
+	assert_false(mgw_http_authority_valid("a\0b", 3));
+	assert_true(mgw_http_authority_valid("ab c", 2));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_name_valid_every_byte),
 		cmocka_unit_test(test_value_valid_every_byte),
 		cmocka_unit_test(test_connection_lists),
+		cmocka_unit_test(test_authority_valid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

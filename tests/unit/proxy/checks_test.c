@@ -1,6 +1,8 @@
 /* checks_test.c - unit tests for the request checks' pure parts
  * (src/proxy/checks.c, check_*.c): the table's order and phases, and the
- * "GET/DELETE on the MCP endpoint" test of check_endpoint.c, and the
+ * "GET/DELETE on the MCP endpoint" test of check_endpoint.c, the
+ * repeated-header finder (check_singleton.c), the Origin comparison and
+ * its configuration check (check_origin.c), and the
  * worker loop stamps behind /mcpgw/healthz (liveness.c).  Each
  * check's answers are covered by the integration tests (serve_validate.sh,
  * serve_balance.sh, stateful_pin.sh). */
@@ -58,7 +60,8 @@ static void test_mcp_endpoint(void **state)
 	mgw_headers_deinit(&h);
 }
 
-/* The documented order: admin endpoint first (it answers whatever the
+/* The documented order: repeated headers and Origin first (they cover
+ * every page), then the gateway's own endpoints (they answer whatever the
  * mode), SEP-2243 validation last and after the route; each check names
  * at least one handler. */
 static void test_table_order(void **state)
@@ -69,15 +72,22 @@ static void test_table_order(void **state)
 
 	(void)state;
 	t = mgw_checks_table(&n);
-	assert_int_equal(n, 6);
-	/* the gateway's own endpoints first: they answer whatever the mode */
-	assert_string_equal(t[0]->name, "health");
-	assert_int_equal(t[0]->handlers, MGW_H_ALL);
-	assert_string_equal(t[1]->name, "admin");
-	assert_int_equal(t[1]->handlers, MGW_H_ALL);
-	assert_string_equal(t[2]->name, "metrics");
+	assert_int_equal(n, 8);
+	/* refusals that protect everything, before anything answers */
+	assert_string_equal(t[0]->name, "singleton-headers");
+	assert_string_equal(t[1]->name, "origin");
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(t[i]->handlers, MGW_H_ALL);
+		assert_int_equal(t[i]->phase, MGW_PHASE_REQUEST);
+	}
+	/* the gateway's own endpoints next: they answer whatever the mode */
+	assert_string_equal(t[2]->name, "health");
 	assert_int_equal(t[2]->handlers, MGW_H_ALL);
-	assert_int_equal(t[2]->phase, MGW_PHASE_REQUEST);
+	assert_string_equal(t[3]->name, "admin");
+	assert_int_equal(t[3]->handlers, MGW_H_ALL);
+	assert_string_equal(t[4]->name, "metrics");
+	assert_int_equal(t[4]->handlers, MGW_H_ALL);
+	assert_int_equal(t[4]->phase, MGW_PHASE_REQUEST);
 	assert_string_equal(t[n - 1]->name, "sep2243");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 1]->handlers, MGW_H_STATELESS);
@@ -93,6 +103,120 @@ static void test_table_order(void **state)
 	for (i = 0; i < n; i++)
 		if (strcmp(t[i]->name, "stateless-endpoint") == 0)
 			assert_int_equal(t[i]->handlers, MGW_H_STATELESS);
+}
+
+/* Each singleton twice (any case) is found; once each, and repeated
+ * fields the gateway does not read, are not. */
+static void test_repeated_header(void **state)
+{
+	static const char *const names[][2] = {
+		{"authorization", "Authorization"},
+		{"MCP-SESSION-ID", "Mcp-Session-Id"},
+		{"mcp-protocol-version", "MCP-Protocol-Version"},
+		{"Mcp-Method", "Mcp-Method"},
+		{"mcp-name", "Mcp-Name"},
+		{"last-event-id", "Last-Event-ID"},
+		{"content-length", "Content-Length"},
+		{"ORIGIN", "Origin"},
+	};
+	struct mgw_headers h;
+
+	(void)state;
+	mgw_headers_init(&h);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		add(&h, names[i][1], "1");
+	add(&h, "Accept", "a");
+	add(&h, "accept", "b");
+	add(&h, "Mcp-Param-X", "1");
+	add(&h, "Mcp-Param-X", "2");
+	assert_null(mgw_check_repeated_header(&h));
+	mgw_headers_deinit(&h);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		mgw_headers_init(&h);
+		add(&h, "Content-Type", "application/json");
+		add(&h, names[i][1], "a");
+		add(&h, "X-Other", "x");
+		add(&h, names[i][0], "a");
+		assert_non_null(mgw_check_repeated_header(&h));
+		assert_string_equal(mgw_check_repeated_header(&h), names[i][1]);
+		mgw_headers_deinit(&h);
+	}
+}
+
+/* Origins against allowed lists: RFC 6454 comparison and "self". */
+static void test_origin_allowed(void **state)
+{
+	static char *const list[] = {"https://App.Example", "http://h:8080"};
+	static char *const self[] = {"self"};
+	static const struct {
+		const char *origin, *authority;
+		char *const *allowed;
+		size_t n;
+		int want;
+	} cases[] = {
+		{"https://app.example", NULL, list, 2, 1},
+		{"HTTPS://APP.EXAMPLE", NULL, list, 2, 1},
+		{"https://app.example:443", NULL, list, 2, 1},
+		{"http://h:8080", NULL, list, 2, 1},
+		{"http://app.example", NULL, list, 2, 0},
+		{"https://app.example:444", NULL, list, 2, 0},
+		{"https://app.example.evil", NULL, list, 2, 0},
+		{"https://evil.app.example", NULL, list, 2, 0},
+		{"http://h", NULL, list, 2, 0},
+		{"http://h:8080/", NULL, list, 2, 0},
+		{"https://user@app.example", NULL, list, 2, 0},
+		{"null", NULL, list, 2, 0},
+		{"", NULL, list, 2, 0},
+		{"app.example", NULL, list, 2, 0},
+		{"http://gw:8080", "gw:8080", self, 1, 1},
+		{"http://GW:8080", "gw:8080", self, 1, 1},
+		{"https://gw", "gw:443", self, 1, 1},
+		{"https://gw:443", "gw", self, 1, 1},
+		{"http://gw", "gw:80", self, 1, 1},
+		{"http://[::1]:9", "[::1]:9", self, 1, 1},
+		{"http://gw:8081", "gw:8080", self, 1, 0},
+		{"http://gw", "gw:443", self, 1, 0},
+		{"http://other:8080", "gw:8080", self, 1, 0},
+		{"http://gw:8080", NULL, self, 1, 0},
+		{"null", "gw", self, 1, 0},
+		{"https://app.example", NULL, list, 0, 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = mgw_origin_allowed(cases[i].origin, cases[i].authority,
+		                             cases[i].allowed, cases[i].n);
+		if (got != cases[i].want)
+			fail_msg("case %zu: '%s' (authority %s): got %d", i,
+			         cases[i].origin,
+			         cases[i].authority ? cases[i].authority : "-",
+			         got);
+	}
+}
+
+static void test_origin_entry_check(void **state)
+{
+	static const char *const good[] = {
+		"self", "https://app.example", "http://h:8080", "http://[::1]:9",
+		"custom+scheme://h",
+	};
+	static const char *const bad[] = {
+		"", "SELF", "*", "null", "app.example", "https://", "https://a/",
+		"https://a/path", "https://u@a", "https://a:0", "https://a:65536",
+		"https://a:", "https://a?q", "://a", "1http://a", "https://a b",
+	};
+	char why[128];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (mgw_origin_entry_check(good[i], why, sizeof(why)) != 0)
+			fail_msg("'%s' refused: %s", good[i], why);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		if (mgw_origin_entry_check(bad[i], why, sizeof(why)) == 0)
+			fail_msg("'%s' accepted", bad[i]);
+		assert_true(why[0] != '\0');
+	}
 }
 
 static void test_liveness(void **state)
@@ -126,6 +250,9 @@ int main(void)
 		cmocka_unit_test(test_mcp_endpoint),
 		cmocka_unit_test(test_table_order),
 		cmocka_unit_test(test_liveness),
+		cmocka_unit_test(test_repeated_header),
+		cmocka_unit_test(test_origin_allowed),
+		cmocka_unit_test(test_origin_entry_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

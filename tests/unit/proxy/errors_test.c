@@ -36,6 +36,8 @@ static void test_table(void **state)
 		{MGW_PERR_SESSION_LOST, -32012, 404},
 		{MGW_PERR_SESSION_STORE, -32013, 503},
 		{MGW_PERR_SESSION_REQUIRED, -32014, 400},
+		{MGW_PERR_ORIGIN, -32015, 403},
+		{MGW_PERR_BAD_HEADER, -32016, 400},
 	};
 
 	(void)state;
