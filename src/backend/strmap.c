@@ -8,6 +8,7 @@
 
 #include "backend/strmap.h"
 #include "core/errors.h"
+#include "util/hash.h"
 
 struct entry {
 	struct entry *next;
@@ -22,16 +23,6 @@ struct mgw_strmap {
 	size_t count;
 };
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
 
 struct mgw_strmap *mgw_strmap_new(void)
 {
@@ -78,7 +69,7 @@ static struct entry **find(const struct mgw_strmap *m, const char *key,
 
 void *mgw_strmap_get(const struct mgw_strmap *m, const char *key)
 {
-	struct entry **pp = find(m, key, hash_str(key));
+	struct entry **pp = find(m, key, mgw_fnv1a_str(key));
 
 	return *pp ? (*pp)->value : NULL;
 }
@@ -108,7 +99,7 @@ static void grow(struct mgw_strmap *m)
 
 int mgw_strmap_put(struct mgw_strmap *m, const char *key, void *value)
 {
-	uint64_t h = hash_str(key);
+	uint64_t h = mgw_fnv1a_str(key);
 	struct entry **pp = find(m, key, h);
 	size_t klen;
 	struct entry *e;
@@ -134,7 +125,7 @@ int mgw_strmap_put(struct mgw_strmap *m, const char *key, void *value)
 
 void *mgw_strmap_del(struct mgw_strmap *m, const char *key)
 {
-	struct entry **pp = find(m, key, hash_str(key));
+	struct entry **pp = find(m, key, mgw_fnv1a_str(key));
 	struct entry *e = *pp;
 	void *v;
 

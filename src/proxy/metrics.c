@@ -10,6 +10,7 @@
 #include "proxy/pipeline-t.h"
 #include "proxy/route-t.h"
 #include "proxy/txn-t.h"
+#include "util/hash.h"
 #include "util/time.h"
 
 #define TOOL_NAME_MAX 128
@@ -173,24 +174,13 @@ static size_t status_class(int status)
 	return status >= 100 && status < 600 ? (size_t)(status / 100) : 0;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
-	return h;
-}
-
 size_t mgw_metrics_tool_slot(struct mgw_metrics_tools *tl, const char *name)
 {
 	size_t mask = tl->size - 1, i;
 
 	if (!tl->cap || strlen(name) > TOOL_NAME_MAX)
 		return tl->size;
-	i = (size_t)fnv1a(name) & mask;
+	i = (size_t)mgw_fnv1a_str(name) & mask;
 	for (size_t probes = 0; probes < tl->size; probes++, i = (i + 1) & mask) {
 		char *cur = atomic_load_explicit(&tl->slot[i], memory_order_acquire);
 		char *mine;

@@ -20,6 +20,7 @@
 #include "core/errors.h"
 #include "session/session.h"
 #include "session/table.h"
+#include "util/hash.h"
 #include "util/rand.h"
 
 #define MIN_BUCKETS 64
@@ -126,10 +127,7 @@ static uint64_t hash_key(struct mgw_session_table *t, const void *key,
 	}
 	/* Not reachable with a working OpenSSL; an unkeyed FNV-1a keeps the
 	 * table correct (only slower under attack). */
-	h = 1469598103934665603ULL;
-	for (size_t i = 0; i < keylen; i++)
-		h = (h ^ ((const unsigned char *)key)[i]) * 1099511628211ULL;
-	return h;
+	return mgw_fnv1a(key, keylen);
 }
 
 static void lru_unlink(struct mgw_session_table *t, struct entry *e)
