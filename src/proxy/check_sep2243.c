@@ -19,20 +19,12 @@
 static enum mgw_check_verdict reject(struct mgw_txn *t,
                                      const struct mgw_sep2243_verdict *v)
 {
-	struct mgw_proxy_reply r;
 	json_t *data = NULL;
 
-	t->pl->st.rejected_headers++;
-	t->note = "header validation failed";
 	if (v->code == MGW_MCP_UNSUPPORTED_VERSION)
 		data = mgw_sep2243_unsupported_data(NULL, v->requested);
-	if (mgw_proxy_reply_build(&r, v->status ? v->status : 400, v->code,
-	                          v->message, data, 1,
-	                          mgw_proxy_reply_id(&t->msg)) != 0)
-		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
-	else
-		mgw_txn_reply(t, &r, NULL);
-	return MGW_CHECK_ANSWERED;
+	return mgw_check_reject(t, v->status ? v->status : 400, v->code,
+	                        v->message, data, 1, "header validation failed");
 }
 
 static enum mgw_check_verdict run(struct mgw_txn *t)

@@ -49,16 +49,26 @@ int mgw_check_json_body(const struct mgw_txn *t)
 	        mgw_proxy_is_json_type(mgw_http_req_header(t->x, "content-type")));
 }
 
-enum mgw_check_verdict mgw_check_reject_body(struct mgw_txn *t)
+enum mgw_check_verdict mgw_check_reject(struct mgw_txn *t, int status,
+                                        int code, const char *msg,
+                                        json_t *data, int as_json,
+                                        const char *note)
 {
 	struct mgw_proxy_reply r;
 
 	t->pl->st.rejected_headers++;
-	t->note = "invalid JSON-RPC";
-	if (mgw_proxy_reply_build(&r, 400, t->msg.error_code, t->msg.error_msg,
-	                          NULL, 1, mgw_proxy_reply_id(&t->msg)) != 0)
+	t->note = note;
+	if (mgw_proxy_reply_build(&r, status, code, msg, data, as_json,
+	                          mgw_proxy_reply_id(t->have_msg ? &t->msg
+	                                                         : NULL)) != 0)
 		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
 	else
 		mgw_txn_reply(t, &r, NULL);
 	return MGW_CHECK_ANSWERED;
+}
+
+enum mgw_check_verdict mgw_check_reject_body(struct mgw_txn *t)
+{
+	return mgw_check_reject(t, 400, t->msg.error_code, t->msg.error_msg,
+	                        NULL, 1, "invalid JSON-RPC");
 }

@@ -11,6 +11,8 @@
 #ifndef MGW_PROXY_CHECKS_H
 #define MGW_PROXY_CHECKS_H
 
+#include <jansson.h>
+
 #include "http/headers-t.h"
 #include "proxy/txn-t.h"
 
@@ -69,6 +71,15 @@ int mgw_check_json_body(const struct mgw_txn *t);
  * invalid-request code and the id when one was read).  Returns
  * MGW_CHECK_ANSWERED. */
 enum mgw_check_verdict mgw_check_reject_body(struct mgw_txn *t);
+
+/* A request refused on its headers or body, counted as such
+ * (rejected_headers): status with a JSON-RPC error (code, msg, data taken
+ * over; the request's id when it had one; a JSON body when as_json), the
+ * access line's note.  Returns MGW_CHECK_ANSWERED. */
+enum mgw_check_verdict mgw_check_reject(struct mgw_txn *t, int status,
+                                        int code, const char *msg,
+                                        json_t *data, int as_json,
+                                        const char *note);
 
 /* 1 when a GET or DELETE is aimed at the MCP endpoint, which stateless
  * mode answers 405 itself: the path is "/mcp", or the request carries an
