@@ -219,7 +219,7 @@ void mgw_metrics_txn_done(const struct mgw_txn *t, int status)
 	struct mgw_metrics_worker *w = pl->mx;
 	const char *method = t->have_msg ? t->msg.method : NULL;
 	size_t route, mi, era, cls, at;
-	uint64_t ms;
+	uint64_t ns;
 	struct mgw_metrics_hist *h;
 
 	if (!m || !w)
@@ -232,10 +232,10 @@ void mgw_metrics_txn_done(const struct mgw_txn *t, int status)
 	at = ((route * m->n_methods + mi) * MGW_METRICS_N_ERAS + era) *
 	     MGW_METRICS_N_CLASSES + cls;
 	add(&w->requests[at], 1);
-	ms = mgw_now_ms() - t->t0;
+	ns = mgw_now_ns() - t->t0_ns;
 	h = &w->duration[route * m->n_methods + mi];
-	add(&h->b[mgw_prom_bucket_ns(ms * 1000000ULL)], 1);
-	add(&h->sum_us, ms * 1000);
+	add(&h->b[mgw_prom_bucket_ns(ns)], 1);
+	add(&h->sum_us, ns / 1000);
 	if (t->retries && t->route && t->route->group &&
 	    t->route->group->index < m->n_groups)
 		add(&w->retries[t->route->group->index], t->retries);

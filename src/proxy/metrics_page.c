@@ -126,7 +126,7 @@ static void requests(struct mgw_prom *p, const struct mgw_metrics *m,
 				}
 	}
 	mgw_prom_family(p, "mcpgw_request_duration_seconds", "histogram",
-	                "Time from a request's arrival to its end (millisecond "
+	                "Time from a request's arrival to its end (microsecond "
 	                "resolution), by route, upstream group and MCP method.");
 	for (size_t r = 0; r < nr; r++) {
 		route_labels(m, rt, r, num, sizeof(num), &group);

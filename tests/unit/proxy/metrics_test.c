@@ -198,6 +198,7 @@ static void txn(struct fx *f, int w, int route, const char *method,
 	t.era = era;
 	t.retries = retries;
 	t.t0 = mgw_now_ms() - ms;
+	t.t0_ns = mgw_now_ns() - (uint64_t)ms * 1000000ULL;
 	mgw_metrics_txn_done(&t, status);
 }
 
