@@ -31,13 +31,17 @@ const struct mgw_check *const *mgw_checks_table(size_t *n)
 enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
                                       enum mgw_check_phase phase)
 {
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
-		const struct mgw_check *c = table[i];
+	while (t->check_next < sizeof(table) / sizeof(table[0])) {
+		const struct mgw_check *c = table[t->check_next++];
+		enum mgw_check_verdict v;
 
 		if (c->phase != phase || !(c->handlers & t->h->bit))
 			continue;
-		if (c->run(t) == MGW_CHECK_ANSWERED)
-			return MGW_CHECK_ANSWERED;
+		v = c->run(t);
+		if (v == MGW_CHECK_PENDING)
+			mgw_txn_watch_client(t); /* a client leaving frees t */
+		if (v != MGW_CHECK_PASS)
+			return v;
 	}
 	return MGW_CHECK_PASS;
 }

@@ -24,6 +24,10 @@ enum mgw_check_phase {
 enum mgw_check_verdict {
 	MGW_CHECK_PASS = 0,
 	MGW_CHECK_ANSWERED,     /* t was answered and freed */
+	MGW_CHECK_PENDING,      /* the check keeps t waiting (a key fetch, a
+	                         * shared counter): it set t->pending_cancel
+	                         * and later either calls
+	                         * mgw_pipeline_resume(t) or answers t */
 };
 
 struct mgw_check {
@@ -54,8 +58,11 @@ int mgw_origin_allowed(const char *origin, const char *authority,
 /* Configuration check of one security.allowed_origins entry. */
 int mgw_origin_entry_check(const char *s, char *why, size_t whylen);
 
-/* Runs the checks of phase that apply to t's handler, in order.
- * MGW_CHECK_ANSWERED when one answered t (it is gone). */
+/* Runs the checks of phase that apply to t's handler, in order, from the
+ * table's entry t->check_next on (the pipeline sets it to 0 before each
+ * phase).  MGW_CHECK_ANSWERED when one answered t (it is gone),
+ * MGW_CHECK_PENDING when one keeps it (t->check_next is then the entry
+ * after it). */
 enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
                                       enum mgw_check_phase phase);
 

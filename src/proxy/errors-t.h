@@ -41,6 +41,11 @@ enum mgw_proxy_error {
 	                           * security.allowed_origins */
 	MGW_PERR_BAD_HEADER,      /* -32016, 400: an invalid Host, or a header
 	                           * the gateway reads sent more than once */
+	MGW_PERR_UNAUTHORIZED,    /* -32017, 401: no bearer token, or one that
+	                           * is not valid (auth:) */
+	MGW_PERR_FORBIDDEN,       /* -32018, 403: insufficient scope, or a
+	                           * route's tool policy denies the request */
+	MGW_PERR_RATE_LIMITED,    /* -32019, 429: over a route's rate_limit */
 	MGW_PERR_N,
 };
 

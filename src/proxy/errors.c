@@ -46,6 +46,12 @@ static const struct mgw_proxy_error_info table[MGW_PERR_N] = {
 	                     "Origin not allowed"},
 	[MGW_PERR_BAD_HEADER] = {-32016, 400, "bad_header",
 	                         "invalid request header"},
+	[MGW_PERR_UNAUTHORIZED] = {-32017, 401, "unauthorized",
+	                           "authorization required"},
+	[MGW_PERR_FORBIDDEN] = {-32018, 403, "forbidden",
+	                        "request not allowed"},
+	[MGW_PERR_RATE_LIMITED] = {-32019, 429, "rate_limited",
+	                           "rate limit exceeded"},
 };
 
 const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e)

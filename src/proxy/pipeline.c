@@ -84,6 +84,45 @@ static const struct mgw_handler *choose(const struct mgw_txn *t)
 	return &mgw_stateless_handler;
 }
 
+/* From the routed checks on: the phase t->route is set for. */
+static void run_routed(struct mgw_txn *t)
+{
+	if (mgw_checks_run(t, MGW_PHASE_ROUTED) != MGW_CHECK_PASS)
+		return;
+	t->h->start(t);
+}
+
+/* From the request checks on (t->check_next says which). */
+static void run_request(struct mgw_txn *t)
+{
+	struct mgw_http_exchange *x = t->x;
+
+	if (mgw_checks_run(t, MGW_PHASE_REQUEST) != MGW_CHECK_PASS)
+		return;
+	/* Mcp-Method / Mcp-Name are trusted for routing only on requests of
+	 * a header-validating version (streamable-http "Server
+	 * Validation"); legacy requests match on their path. */
+	t->route = mgw_routes_match(t->pl->routes, mgw_http_path(x),
+	                            mgw_http_req_headers(x),
+	                            t->era == MGW_ERA_IS_MODERN);
+	if (!t->route) {
+		mgw_txn_fail(t, MGW_PERR_NO_ROUTE, NULL);
+		return;
+	}
+	t->check_next = 0;
+	run_routed(t);
+}
+
+void mgw_pipeline_resume(struct mgw_txn *t)
+{
+	t->pending_cancel = NULL;
+	t->pending_arg = NULL;
+	if (t->route)
+		run_routed(t);
+	else
+		run_request(t);
+}
+
 void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg)
 {
 	struct mgw_pipeline *pl = arg;
@@ -101,18 +140,6 @@ void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg)
 	}
 	t->era = mgw_mcp_detect_era(h, t->have_msg ? &t->msg : NULL);
 	t->h = choose(t);
-	if (mgw_checks_run(t, MGW_PHASE_REQUEST) == MGW_CHECK_ANSWERED)
-		return;
-	/* Mcp-Method / Mcp-Name are trusted for routing only on requests of
-	 * a header-validating version (streamable-http "Server
-	 * Validation"); legacy requests match on their path. */
-	t->route = mgw_routes_match(pl->routes, mgw_http_path(x), h,
-	                            t->era == MGW_ERA_IS_MODERN);
-	if (!t->route) {
-		mgw_txn_fail(t, MGW_PERR_NO_ROUTE, NULL);
-		return;
-	}
-	if (mgw_checks_run(t, MGW_PHASE_ROUTED) == MGW_CHECK_ANSWERED)
-		return;
-	t->h->start(t);
+	t->check_next = 0;
+	run_request(t);
 }

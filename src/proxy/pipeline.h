@@ -67,4 +67,10 @@ int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
 /* The HTTP server handler (mgw_http_handler_cb); arg is the pipeline. */
 void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg);
 
+/* Goes on with t after the check that kept it (MGW_CHECK_PENDING, on t's
+ * worker thread): the checks after it, then the route, the routed checks
+ * and the handler's start. */
+struct mgw_txn;
+void mgw_pipeline_resume(struct mgw_txn *t);
+
 #endif

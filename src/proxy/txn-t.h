@@ -20,6 +20,7 @@
 struct mgw_pipeline;
 struct mgw_handler;
 struct mgw_metrics_worker;
+struct mgw_principal;
 
 /* Who answers the client: nobody yet (the handler decides, or holds the
  * answer itself), the relay collecting a small sized answer, or the relay
@@ -81,6 +82,16 @@ struct mgw_txn {
 	const char *repin;                /* re-pin reason (a static name),
 	                                   * when the session moved for it */
 	uint64_t t0_ns;                   /* monotonic ns at arrival */
+	struct mgw_principal *principal;  /* owned: who sent it, once the
+	                                   * auth check verified a token;
+	                                   * NULL without auth: */
+	/* a check that went MGW_CHECK_PENDING (checks.h) */
+	unsigned check_next;              /* where mgw_pipeline_resume goes on */
+	void (*pending_cancel)(struct mgw_txn *t); /* called once if t ends
+	                                   * while the check waits (the client
+	                                   * left); the check clears it when
+	                                   * it resumes or answers */
+	void *pending_arg;                /* the waiting check's */
 };
 
 #endif

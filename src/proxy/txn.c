@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/principal.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/client.h"
@@ -75,6 +76,8 @@ void mgw_txn_cancel_attempt(struct mgw_txn *t)
 
 void mgw_txn_free(struct mgw_txn *t)
 {
+	if (t->pending_cancel)
+		t->pending_cancel(t);
 	if (t->h && t->h->release)
 		t->h->release(t);
 	mgw_txn_cancel_attempt(t);
@@ -83,6 +86,7 @@ void mgw_txn_free(struct mgw_txn *t)
 	mgw_headers_deinit(&t->hdrs);
 	mgw_relay_deinit(&t->rl);
 	mgw_upstream_tried_free(&t->tried);
+	mgw_principal_free(t->principal);
 	t->pl->live--;
 	free(t);
 }

@@ -38,6 +38,9 @@ static void test_table(void **state)
 		{MGW_PERR_SESSION_REQUIRED, -32014, 400},
 		{MGW_PERR_ORIGIN, -32015, 403},
 		{MGW_PERR_BAD_HEADER, -32016, 400},
+		{MGW_PERR_UNAUTHORIZED, -32017, 401},
+		{MGW_PERR_FORBIDDEN, -32018, 403},
+		{MGW_PERR_RATE_LIMITED, -32019, 429},
 	};
 
 	(void)state;
