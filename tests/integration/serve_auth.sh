@@ -27,7 +27,7 @@
 
 require_tools curl jq node openssl
 require_mcpgw
-ISSUER_TOOL=$TOP_BUILDDIR/tests/tools/mgw-test-issuer
+ISSUER_TOOL=${ISSUER_TOOL:-$TOP_BUILDDIR/tests/tools/mgw-test-issuer}
 [ -x "$ISSUER_TOOL" ] || die "$ISSUER_TOOL not built (make check builds it)"
 watchdog 180
 
@@ -83,10 +83,10 @@ upstreams:
       type: tcp
       interval: 1s
 routes:
-  - match: {path: /open}
+  - match: {mcp_method: tools/list}
     upstream: pool
     auth: false
-  - match: {path: /admin}
+  - match: {mcp_method: server/discover}
     upstream: pool
     required_scopes: [admin]
   - match: {path: "*"}
@@ -107,7 +107,7 @@ auth:
       digest: "$STATIC_DIGEST"
       scopes: [mcp]
 EOF
-"$MCPGW" check-config "$T_DIR/serve.yaml" >"$T_DIR/check.out" 2>&1
+"$MCPGW" check-config -c "$T_DIR/serve.yaml" >"$T_DIR/check.out" 2>&1
 assert_eq "check-config accepts the auth: section" 0 $?
 start_serve -c "$T_DIR/serve.yaml"
 GW=$G_URL
@@ -215,12 +215,13 @@ assert_match "without the mcp scope: insufficient_scope naming it" 'error="insuf
 assert_jq "without the mcp scope: JSON-RPC -32018 with the id" '.error.code == -32018 and .id == 7'
 post "$GW" "$INIT" -H "Authorization: Bearer $(tok r1 RS256 r1 'del(.scope) | .scp = ["mcp"]')"
 assert_code "scp as an array: passes" 200
-post "$BASE/open" "$INIT"
-assert_code "route with auth: false needs no token" 200
-post "$BASE/admin" "$INIT" -H "Authorization: Bearer $(tok r1 RS256 r1)"
+modern "$GW" 3 tools/list '{}'
+assert_code "route with auth: false (modern tools/list) needs no token" 200
+modern "$GW" 3 server/discover '{}' -H "Authorization: Bearer $(tok r1 RS256 r1)"
 assert_code "route requiring admin, token without it: 403" 403
 assert_match "route requiring admin: the challenge asks for admin" 'scope="admin"' "$(challenge)"
-post "$BASE/admin" "$INIT" -H "Authorization: Bearer $(tok r1 RS256 r1 '.scope = "admin"')"
+assert_jq "route requiring admin: -32018 with the id" '.error.code == -32018 and .id == 3'
+modern "$GW" 3 server/discover '{}' -H "Authorization: Bearer $(tok r1 RS256 r1 '.scope = "admin"')"
 assert_code "route requiring admin, admin token (no mcp needed there): passes" 200
 
 # ---- static tokens ----------------------------------------------------------
@@ -279,7 +280,7 @@ assert_cmp "keys in use" "$(metric mcpgw_jwks_keys)" ">=" 5
 # ---- check-config refusals --------------------------------------------------
 cc_refuses() { # WHAT YAML_AUTH_BODY PATTERN
 	printf 'upstreams:\n  - name: pool\n    servers: [{url: "http://%s"}]\n%s\n' "$R1" "$2" >"$T_DIR/bad.yaml"
-	"$MCPGW" check-config "$T_DIR/bad.yaml" >"$T_DIR/bad.out" 2>&1
+	"$MCPGW" check-config -c "$T_DIR/bad.yaml" >"$T_DIR/bad.out" 2>&1
 	local rc=$?
 	assert_ne "check-config refuses $1" 0 "$rc"
 	assert_match "check-config refuses $1: says why" "$3" "$(cat "$T_DIR/bad.out")"
@@ -291,7 +292,7 @@ cc_refuses "a bad digest" "auth: {resource: $AUD, static_tokens: [{name: a, dige
 printf '{"keys":[{"kty":"oct","k":"AAAA"}]}' >"$T_DIR/oct.json"
 cc_refuses "a JWKS file without a usable key" "auth: {resource: $AUD, issuer: $ISS, jwks_file: $T_DIR/oct.json}" 'jwks_file'
 printf 'upstreams:\n  - name: pool\n    servers: [{url: "http://%s"}]\nroutes:\n  - {upstream: pool, required_scopes: [x]}\n' "$R1" >"$T_DIR/bad.yaml"
-"$MCPGW" check-config "$T_DIR/bad.yaml" >"$T_DIR/bad.out" 2>&1
+"$MCPGW" check-config -c "$T_DIR/bad.yaml" >"$T_DIR/bad.out" 2>&1
 assert_ne "check-config refuses route required_scopes without auth:" 0 $?
 
 grep -E 'AddressSanitizer|runtime error' "$G_ERR" && fail "sanitizer report in the gateway's log"
