@@ -393,7 +393,13 @@ void mgw_keyring_adopt(struct mgw_keyring *k, const struct mgw_keyring *old)
 {
 	struct mgw_keyring *o = (struct mgw_keyring *)old;
 
-	if (!o || !k->conf->jwks_url || !o->conf->jwks_url ||
+	if (!o)
+		return;
+	/* the counters go on (Prometheus counters never go down) */
+	atomic_store(&k->fetch_ok, atomic_load(&o->fetch_ok));
+	atomic_store(&k->fetch_failed, atomic_load(&o->fetch_failed));
+	atomic_store(&k->last_ok, atomic_load(&o->last_ok));
+	if (!k->conf->jwks_url || !o->conf->jwks_url ||
 	    strcmp(k->conf->jwks_url, o->conf->jwks_url) != 0)
 		return;
 	pthread_mutex_lock(&o->mu);

@@ -28,13 +28,15 @@ struct mgw_keyring_stats {
 };
 
 /* Main thread.  Loads conf->jwks_file (an error is MGW_EINVAL with err)
- * and, with conf->jwks_url, starts fetching on base at once.  conf is
- * borrowed (the snapshot outlives the keyring). */
+ * and, with conf->jwks_url, starts fetching on base at once (base NULL:
+ * no fetching, for configuration checks).  conf is borrowed (the
+ * snapshot outlives the keyring). */
 struct mgw_keyring *mgw_keyring_new(struct event_base *base,
                                     const struct mgw_auth_conf *conf,
                                     char *err, size_t errlen);
 /* Main thread, reload: k starts from old's fetched set when both fetch
- * the same URL (tokens keep verifying while k fetches its own). */
+ * the same URL (tokens keep verifying while k fetches its own), and its
+ * counters from old's. */
 void mgw_keyring_adopt(struct mgw_keyring *k, const struct mgw_keyring *old);
 /* Main thread, once no watch is left.  NULL allowed. */
 void mgw_keyring_free(struct mgw_keyring *k);

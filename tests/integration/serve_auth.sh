@@ -15,7 +15,7 @@
 # - a token with a kid the keys lack makes the gateway fetch the JWKS
 #   again (a key added at the issuer is found), at most once per
 #   jwks_min_interval; with the issuer down the last good keys still
-#   verify;
+#   verify, also across a SIGHUP reload, which reads the JWKS file again;
 # - static tokens (kept as digests);
 # - Protected Resource Metadata at /.well-known/oauth-protected-resource
 #   and its path-suffixed form, naming the configured public URL;
@@ -269,6 +269,20 @@ FAILED=$(metric 'mcpgw_jwks_fetches_total{result="failed"}')
 assert_cmp "the failed fetch is counted" "${FAILED:-0}" ">=" 1
 grep -q 'event=jwks_fetch_failed' "$G_ERR"
 assert_eq "the failed fetch is an operator event" 0 $?
+
+# ---- SIGHUP: the JWKS file is read again ------------------------------------
+iss keygen EdDSA f2 "$K/f2.pem" || die "keygen f2"
+post "$GW" "$INIT" -H "Authorization: Bearer $(tok f2 EdDSA f2)"
+assert_code "a key not yet in the file: 401" 401
+iss jwks "$K/r1.pem:r1:RS256" "$K/f2.pem:f2:EdDSA" >"$T_DIR/jwks_file.json.new" &&
+	mv "$T_DIR/jwks_file.json.new" "$T_DIR/jwks_file.json"
+kill -HUP "$G_PID"
+poll_until 10 grep -q 'reload: done' "$G_ERR"
+assert_eq "the reload is done" 0 $?
+post "$GW" "$INIT" -H "Authorization: Bearer $(tok f2 EdDSA f2)"
+assert_code "after SIGHUP the file's new key verifies" 200
+post "$GW" "$INIT" -H "Authorization: Bearer $(tok late RS256 late)"
+assert_code "after SIGHUP the fetched keys were kept (issuer still down)" 200
 
 # ---- metrics ----------------------------------------------------------------
 assert_cmp "auth outcomes counted: ok" "$(metric 'mcpgw_auth_requests_total{result="ok"}')" ">=" 10
