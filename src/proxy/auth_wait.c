@@ -5,13 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/bearer.h"
 #include "auth/jwt.h"
 #include "core/errors.h"
 #include "proxy/auth_wait.h"
 #include "proxy/pipeline-t.h"
 #include "proxy/txn-t.h"
-
-#define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
 struct waiter {
 	struct mgw_txn *t;
@@ -28,30 +27,6 @@ struct mgw_auth_wait {
 	char *url;                      /* the metadata URL */
 	const char *path;               /* its path, inside url */
 };
-
-/* The metadata URL of a resource URL: the well-known segment between
- * the authority and the resource's path (RFC 9728 section 3.1); a
- * trailing '/' of the path is left out. */
-static char *metadata_url(const char *resource, const char **path)
-{
-	const char *s = strstr(resource, "://");
-	const char *p = s ? strchr(s + 3, '/') : NULL;
-	size_t olen = p ? (size_t)(p - resource) : strlen(resource);
-	size_t plen = p ? strlen(p) : 0;
-	char *u;
-
-	while (plen && p[plen - 1] == '/')
-		plen--;
-	u = malloc(olen + sizeof(WELL_KNOWN) + plen);
-	if (!u)
-		return NULL;
-	memcpy(u, resource, olen);
-	memcpy(u + olen, WELL_KNOWN, sizeof(WELL_KNOWN) - 1);
-	memcpy(u + olen + sizeof(WELL_KNOWN) - 1, p ? p : "", plen);
-	u[olen + sizeof(WELL_KNOWN) - 1 + plen] = '\0';
-	*path = u + olen;
-	return u;
-}
 
 /* A fetch ended: every waiting request is judged again, once. */
 static void on_fetched(void *arg)
@@ -82,7 +57,7 @@ struct mgw_auth_wait *mgw_auth_wait_new(struct event_base *base,
 	if (!w)
 		return NULL;
 	w->k = keys;
-	w->url = metadata_url(a->resource, &w->path);
+	w->url = mgw_prm_url(a->resource, &w->path);
 	w->watch = mgw_keyring_watch(keys, base, on_fetched, w);
 	if (!w->url || !w->watch) {
 		mgw_auth_wait_free(w);

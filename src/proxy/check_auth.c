@@ -19,10 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include <jansson.h>
 
+#include "auth/bearer.h"
 #include "auth/conf_auth.h"
 #include "auth/jwt.h"
 #include "auth/keyring.h"
@@ -51,46 +51,6 @@ enum outcome {
 	OUT_SCOPE,         /* 403 insufficient_scope */
 	OUT_WAIT,          /* unknown kid: a fetch may bring it */
 };
-
-/* The bearer token of an Authorization value: *tok, *n.  OUT_MISSING for
- * another scheme, OUT_MALFORMED for a Bearer without a b64token
- * (RFC 6750 section 2.1). */
-static enum outcome bearer(const char *v, const char **tok, size_t *n)
-{
-	size_t i = 0, len;
-
-	while (v[i] == ' ' || v[i] == '\t')
-		i++;
-	if (strncasecmp(v + i, "Bearer", 6) != 0 ||
-	    (v[i + 6] != ' ' && v[i + 6] != '\t' && v[i + 6] != '\0'))
-		return OUT_MISSING;
-	i += 6;
-	while (v[i] == ' ' || v[i] == '\t')
-		i++;
-	*tok = v + i;
-	len = strcspn(v + i, " \t");
-	*n = len;
-	for (size_t j = i + len; v[j]; j++)
-		if (v[j] != ' ' && v[j] != '\t')
-			return OUT_MALFORMED;   /* "Bearer a b" */
-	if (len == 0)
-		return OUT_MALFORMED;
-	for (size_t j = 0; j < len; j++) {
-		unsigned char c = (unsigned char)(*tok)[j];
-
-		if (c == '=') {
-			for (; j < len; j++)
-				if ((*tok)[j] != '=')
-					return OUT_MALFORMED;
-			break;
-		}
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		      c == '_' || c == '~' || c == '+' || c == '/'))
-			return OUT_MALFORMED;
-	}
-	return OUT_OK;
-}
 
 /* A static token's principal, or NULL (not one of them). */
 static struct mgw_principal *static_token(const struct mgw_auth_conf *a,
@@ -225,17 +185,19 @@ static enum outcome judge(struct mgw_txn *t, int last, char *why,
 	struct mgw_jwt_policy pol = {0};
 	struct mgw_jwks *keys;
 	enum mgw_jwt_result jr;
-	enum outcome o;
 	int oom = 0;
 
 	*why = '\0';
 	if (!v)
 		return OUT_MISSING;
-	o = bearer(v, &tok, &n);
-	if (o != OUT_OK) {
-		snprintf(why, whylen, o == OUT_MALFORMED ? "malformed Bearer "
-		         "credentials" : "not Bearer credentials");
-		return o;
+	switch (mgw_bearer_parse(v, &tok, &n)) {
+	case MGW_BEARER_OK:
+		break;
+	case MGW_BEARER_NONE:
+		return OUT_MISSING;     /* no bearer credentials */
+	default:
+		snprintf(why, whylen, "malformed Bearer credentials");
+		return OUT_MALFORMED;
 	}
 	if (n > a->max_token_bytes) {
 		snprintf(why, whylen, "token longer than auth.max_token_bytes");
