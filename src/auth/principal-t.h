@@ -13,8 +13,11 @@ enum mgw_principal_kind {
 	MGW_PRINCIPAL_STATIC,     /* one of auth.static_tokens */
 };
 
-/* Owned by the transaction (freed with mgw_principal_free). */
+/* Held by the transaction (and the worker's verified-token cache):
+ * counted references, on one worker's thread only (mgw_principal_ref,
+ * mgw_principal_free). */
 struct mgw_principal {
+	unsigned refs;
 	enum mgw_principal_kind kind;
 	char *sub;                /* the "sub" claim, or the static token's
 	                           * name; never NULL */

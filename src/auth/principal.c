@@ -16,6 +16,7 @@ struct mgw_principal *mgw_principal_new(enum mgw_principal_kind kind,
 
 	if (!p)
 		return NULL;
+	p->refs = 1;
 	p->kind = kind;
 	p->sub = strdup(sub ? sub : "");
 	p->client_id = client_id ? strdup(client_id) : NULL;
@@ -73,9 +74,15 @@ const char *mgw_principal_claim(const struct mgw_principal *p,
 	return buf;
 }
 
+struct mgw_principal *mgw_principal_ref(struct mgw_principal *p)
+{
+	p->refs++;
+	return p;
+}
+
 void mgw_principal_free(struct mgw_principal *p)
 {
-	if (!p)
+	if (!p || --p->refs > 0)
 		return;
 	free(p->sub);
 	free(p->client_id);

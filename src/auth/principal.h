@@ -21,6 +21,9 @@ int mgw_principal_has_scope(const struct mgw_principal *p,
  * claims too. */
 const char *mgw_principal_claim(const struct mgw_principal *p,
                                 const char *name, char *buf, size_t len);
+/* Another reference to p (same thread). */
+struct mgw_principal *mgw_principal_ref(struct mgw_principal *p);
+/* Drops a reference; the last one frees.  NULL allowed. */
 void mgw_principal_free(struct mgw_principal *p);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "auth/bearer.h"
 #include "auth/jwt.h"
+#include "auth/principal.h"
 #include "core/errors.h"
 #include "proxy/auth_wait.h"
 #include "proxy/pipeline-t.h"
@@ -15,6 +16,14 @@
 struct waiter {
 	struct mgw_txn *t;
 	struct waiter *prev, *next;
+};
+
+/* One slot of the verified-token cache (direct-mapped by digest). */
+struct cached {
+	unsigned char digest[MGW_TOKEN_DIGEST_LEN];
+	struct mgw_principal *p;       /* NULL: empty */
+	int64_t until;
+	uint64_t ver;                  /* the key set's version */
 };
 
 struct mgw_auth_wait {
@@ -26,6 +35,7 @@ struct mgw_auth_wait {
 	size_t n;
 	char *url;                      /* the metadata URL */
 	const char *path;               /* its path, inside url */
+	struct cached cache[MGW_AUTH_CACHE_SLOTS];
 };
 
 /* A fetch ended: every waiting request is judged again, once. */
@@ -78,9 +88,45 @@ void mgw_auth_wait_free(struct mgw_auth_wait *w)
 		free(w->head);
 		w->head = n;
 	}
+	for (size_t i = 0; i < MGW_AUTH_CACHE_SLOTS; i++)
+		mgw_principal_free(w->cache[i].p);
 	mgw_jwks_unref(w->keys);
 	free(w->url);
 	free(w);
+}
+
+static struct cached *slot(struct mgw_auth_wait *w, const unsigned char *d)
+{
+	uint32_t h;
+
+	memcpy(&h, d, sizeof(h));      /* a digest's bytes are uniform */
+	return &w->cache[h % MGW_AUTH_CACHE_SLOTS];
+}
+
+struct mgw_principal *mgw_auth_wait_cached(struct mgw_auth_wait *w,
+                                           const unsigned char *digest,
+                                           int64_t now)
+{
+	struct cached *c = slot(w, digest);
+
+	if (!c->p || c->until <= now ||
+	    c->ver != mgw_keyring_version(w->k) ||
+	    memcmp(c->digest, digest, MGW_TOKEN_DIGEST_LEN) != 0)
+		return NULL;
+	return mgw_principal_ref(c->p);
+}
+
+void mgw_auth_wait_remember(struct mgw_auth_wait *w,
+                            const unsigned char *digest,
+                            struct mgw_principal *p, int64_t until)
+{
+	struct cached *c = slot(w, digest);
+
+	mgw_principal_free(c->p);
+	memcpy(c->digest, digest, MGW_TOKEN_DIGEST_LEN);
+	c->p = mgw_principal_ref(p);
+	c->until = until;
+	c->ver = w->ver;
 }
 
 struct mgw_keyring *mgw_auth_wait_keyring(const struct mgw_auth_wait *w)

@@ -6,6 +6,7 @@
 #define MGW_PROXY_AUTH_WAIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <event2/event.h>
 
@@ -14,6 +15,7 @@
 
 struct mgw_txn;
 struct mgw_auth_wait;
+struct mgw_principal;
 
 /* The worker thread's (or the main thread before the worker runs).
  * keys is borrowed (it outlives the pipeline). */
@@ -37,6 +39,19 @@ size_t mgw_auth_wait_size(const struct mgw_auth_wait *w);
  * auth.resource, and its path part (what the gateway answers). */
 const char *mgw_auth_wait_metadata_url(const struct mgw_auth_wait *w);
 const char *mgw_auth_wait_metadata_path(const struct mgw_auth_wait *w);
+
+/* The verified-token cache: a principal (a new reference) for the token
+ * of this SHA-256 digest, verified with the current keys and still
+ * valid at now (Unix seconds), or NULL. */
+#define MGW_AUTH_CACHE_SLOTS 1024
+struct mgw_principal *mgw_auth_wait_cached(struct mgw_auth_wait *w,
+                                           const unsigned char *digest,
+                                           int64_t now);
+/* Remembers a verified token's principal (takes a reference) until
+ * Unix time until, tied to the key set it verified with. */
+void mgw_auth_wait_remember(struct mgw_auth_wait *w,
+                            const unsigned char *digest,
+                            struct mgw_principal *p, int64_t until);
 
 /* check_auth.c: judges t again after a fetch ended. */
 void mgw_check_auth_resume(struct mgw_txn *t);

@@ -12,8 +12,11 @@
  * each with the JSON-RPC error -32017 (401, 400) or -32018 (403).  A JWT
  * whose kid the keys lack (or any JWT before the first fetch) waits for
  * a JWKS fetch when one can start (MGW_CHECK_PENDING), then is checked
- * again once.  On success t->principal is who sent it.  OPTIONS (CORS
- * preflight, which carries no credentials) is not checked. */
+ * again once.  On success t->principal is who sent it.  A verified JWT
+ * is remembered per worker (auth_wait.h: by its SHA-256, until its exp,
+ * five minutes at most, while the key set stays the same), so a client
+ * reusing its token costs a digest, not a signature check.  OPTIONS
+ * (CORS preflight, which carries no credentials) is not checked. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -52,18 +55,15 @@ enum outcome {
 	OUT_WAIT,          /* unknown kid: a fetch may bring it */
 };
 
-/* A static token's principal, or NULL (not one of them). */
+/* A static token's principal (by the token's digest d), or NULL: not
+ * one of them, or *oom. */
 static struct mgw_principal *static_token(const struct mgw_auth_conf *a,
-                                          const char *tok, size_t n,
-                                          int *oom)
+                                          const unsigned char *d, int *oom)
 {
-	unsigned char d[MGW_TOKEN_DIGEST_LEN], want[MGW_TOKEN_DIGEST_LEN];
+	unsigned char want[MGW_TOKEN_DIGEST_LEN];
 	const struct mgw_static_token_conf *hit = NULL;
 	struct mgw_principal *p;
 
-	if (a->n_static_tokens == 0)
-		return NULL;
-	mgw_token_digest(tok, n, d);
 	/* every entry is compared, so the time says nothing of which */
 	for (size_t i = 0; i < a->n_static_tokens; i++)
 		if (mgw_token_digest_parse(a->static_tokens[i].digest, want) == 0 &&
@@ -80,6 +80,58 @@ static struct mgw_principal *static_token(const struct mgw_auth_conf *a,
 		}
 	*oom = !p;
 	return p;
+}
+
+/* How long a verified JWT may be served from the cache: until its exp
+ * (with the skew the check allows), five minutes at most. */
+static int64_t cache_until(const struct mgw_principal *p, int64_t now,
+                           int64_t skew)
+{
+	json_t *exp = p->claims ? json_object_get(p->claims, "exp") : NULL;
+	int64_t until = now + 300, e;
+
+	if (!json_is_number(exp))
+		return now;             /* not cached */
+	e = (int64_t)json_number_value(exp) + skew;
+	return e < until ? e : until;
+}
+
+/* Verifies a JWT (tok, n; digest d) with the worker's keys, or takes it
+ * from the cache: *out, or OUT_INVALID / OUT_WAIT with why. */
+static enum outcome jwt(struct mgw_txn *t, const char *tok, size_t n,
+                        const unsigned char *d, int last,
+                        struct mgw_principal **out, char *why, size_t whylen)
+{
+	const struct mgw_auth_conf *a = &t->pl->conf->auth;
+	struct mgw_auth_wait *w = t->pl->auth;
+	struct mgw_jwt_policy pol = {0};
+	int64_t now = mgw_wall_s();
+	struct mgw_jwks *keys = mgw_auth_wait_keys(w);
+	enum mgw_jwt_result jr;
+
+	*out = mgw_auth_wait_cached(w, d, now);
+	if (*out)
+		return OUT_OK;
+	if (!keys && !a->jwks_url) {
+		snprintf(why, whylen, "unknown token");
+		return OUT_INVALID;
+	}
+	pol.issuer = a->issuer;
+	pol.audience = mgw_auth_audience(a);
+	pol.skew = (int64_t)a->clock_skew;
+	pol.max_token_bytes = a->max_token_bytes;
+	jr = keys ? mgw_jwt_verify(tok, n, keys, &pol, now, out, why, whylen)
+	          : MGW_JWT_UNKNOWN_KID;
+	if (jr == MGW_JWT_OK) {
+		mgw_auth_wait_remember(w, d, *out, cache_until(*out, now, pol.skew));
+		return OUT_OK;
+	}
+	if (jr == MGW_JWT_UNKNOWN_KID && !last)
+		return OUT_WAIT;
+	if (jr == MGW_JWT_UNKNOWN_KID && !*why)
+		snprintf(why, whylen, "no key for the token (the JWKS could "
+		         "not be fetched)");
+	return OUT_INVALID;
 }
 
 /* The scopes t's route requires. */
@@ -179,12 +231,11 @@ static enum outcome judge(struct mgw_txn *t, int last, char *why,
 	const struct mgw_auth_conf *a = &t->pl->conf->auth;
 	const char *v = mgw_http_req_header(t->x, "authorization");
 	const char *tok = NULL;
+	unsigned char d[MGW_TOKEN_DIGEST_LEN];
 	size_t n = 0, ns;
 	char *const *sc;
 	struct mgw_principal *p;
-	struct mgw_jwt_policy pol = {0};
-	struct mgw_jwks *keys;
-	enum mgw_jwt_result jr;
+	enum outcome o = OUT_OK;
 	int oom = 0;
 
 	*why = '\0';
@@ -203,30 +254,14 @@ static enum outcome judge(struct mgw_txn *t, int last, char *why,
 		snprintf(why, whylen, "token longer than auth.max_token_bytes");
 		return OUT_INVALID;
 	}
-	p = static_token(a, tok, n, &oom);
+	mgw_token_digest(tok, n, d);
+	p = static_token(a, d, &oom);
 	if (oom)
 		return OUT_INVALID;
-	if (!p) {
-		keys = mgw_auth_wait_keys(t->pl->auth);
-		if (!keys && !a->jwks_url) {
-			snprintf(why, whylen, "unknown token");
-			return OUT_INVALID;
-		}
-		pol.issuer = a->issuer;
-		pol.audience = mgw_auth_audience(a);
-		pol.skew = (int64_t)a->clock_skew;
-		pol.max_token_bytes = a->max_token_bytes;
-		jr = keys ? mgw_jwt_verify(tok, n, keys, &pol, mgw_wall_s(), &p,
-		                           why, whylen)
-		          : MGW_JWT_UNKNOWN_KID;
-		if (jr == MGW_JWT_UNKNOWN_KID && !last)
-			return OUT_WAIT;
-		if (jr == MGW_JWT_UNKNOWN_KID && !*why)
-			snprintf(why, whylen, "no key for the token (the JWKS "
-			         "could not be fetched)");
-		if (jr != MGW_JWT_OK)
-			return OUT_INVALID;
-	}
+	if (!p)
+		o = jwt(t, tok, n, d, last, &p, why, whylen);
+	if (o != OUT_OK)
+		return o;
 	sc = route_scopes(t, &ns);
 	for (size_t i = 0; i < ns; i++)
 		if (!mgw_principal_has_scope(p, sc[i])) {
