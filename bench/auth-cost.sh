@@ -5,7 +5,7 @@
 # RS256, PS256, ES256 and EdDSA (keys from a JWKS file), the same token
 # on every request (a client reuses its access token until it expires).
 #
-#   bench/auth-cost.sh [-n REQUESTS] [-o DIR]
+#   bench/auth-cost.sh [-n REQUESTS] [-v "VARIANT..."] [-o DIR]
 #
 # One `mcpgw backend --era modern` replica; h2load (HTTP/1.1, 8
 # connections) sends modern tools/call echo requests with their SEP-2243
@@ -16,10 +16,10 @@
 # check`).  Results go to DIR (default bench/results/auth-<UTC date>).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=2000 OUT=""
-while getopts n:o: o; do
+N=2000 OUT="" ONLY=""
+while getopts n:o:v: o; do
 	case $o in
-	n) N=$OPTARG ;; o) OUT=$OPTARG ;; *) exit 2 ;;
+	n) N=$OPTARG ;; o) OUT=$OPTARG ;; v) ONLY=$OPTARG ;; *) exit 2 ;;
 	esac
 done
 MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
@@ -54,6 +54,8 @@ STATIC=bench-static-token-0123456789abcdef
 printf '%s' "$STATIC" >"$work/static.tok"
 
 VARIANTS=(off static RS256 PS256 ES256 EdDSA)
+# -v: a subset (off is always measured: the ratios need it)
+[ -z "$ONLY" ] || read -r -a VARIANTS <<<"off ${ONLY//off/}"
 config() { # VARIANT
 	{
 		printf 'listeners:\n  - address: 127.0.0.1:0\nworkers: 1\nmode: stateless\n'
@@ -92,7 +94,7 @@ for v in "${VARIANTS[@]}"; do
 	IR[$v]=$(callgrind_annotate "$work/$v.cg" 2>/dev/null |
 		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
 	[ -n "${IR[$v]}" ] || { echo "$v: no callgrind total" >&2; exit 1; }
-	callgrind_annotate --inclusive=no "$work/$v.cg" 2>/dev/null | head -n 60 >"$OUT/callgrind-$v-top.txt" || true
+	callgrind_annotate --inclusive=no --threshold=100 "$work/$v.cg" 2>/dev/null | head -n 80 >"$OUT/callgrind-$v-top.txt" || true
 	echo "callgrind $v: ${IR[$v]} instructions" >&2
 done
 

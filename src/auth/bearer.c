@@ -9,42 +9,50 @@
 
 #define WELL_KNOWN "/.well-known/oauth-protected-resource"
 
-static int b64token_char(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
-	       c == '~' || c == '+' || c == '/';
-}
+/* b64token's characters (RFC 6750 section 2.1) but '=': 1; '=': 2;
+ * space and tab: 3. */
+static const unsigned char cls[256] = {
+	['\t'] = 3, [' '] = 3, ['='] = 2,
+	['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['+'] = 1, ['/'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1,
+	['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1,
+	['G'] = 1, ['H'] = 1, ['I'] = 1, ['J'] = 1, ['K'] = 1, ['L'] = 1,
+	['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1,
+	['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1,
+	['g'] = 1, ['h'] = 1, ['i'] = 1, ['j'] = 1, ['k'] = 1, ['l'] = 1,
+	['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1,
+	['y'] = 1, ['z'] = 1,
+};
 
 enum mgw_bearer mgw_bearer_parse(const char *v, const char **tok, size_t *n)
 {
-	size_t i = 0, len, j;
+	const unsigned char *p = (const unsigned char *)v, *t;
 
-	while (v[i] == ' ' || v[i] == '\t')
-		i++;
-	if (strncasecmp(v + i, "Bearer", 6) != 0 ||
-	    (v[i + 6] != ' ' && v[i + 6] != '\t' && v[i + 6] != '\0'))
+	while (cls[*p] == 3)
+		p++;
+	if (strncasecmp((const char *)p, "Bearer", 6) != 0 ||
+	    (p[6] != '\0' && cls[p[6]] != 3))
 		return MGW_BEARER_NONE;
-	i += 6;
-	while (v[i] == ' ' || v[i] == '\t')
-		i++;
-	len = strcspn(v + i, " \t");
-	for (j = i + len; v[j]; j++)
-		if (v[j] != ' ' && v[j] != '\t')
-			return MGW_BEARER_MALFORMED;   /* "Bearer a b" */
-	if (len == 0)
-		return MGW_BEARER_MALFORMED;
+	p += 6;
+	while (cls[*p] == 3)
+		p++;
 	/* 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"=" */
-	for (j = 0; j < len && b64token_char((unsigned char)v[i + j]); j++)
-		;
-	if (j == 0)
+	t = p;
+	while (cls[*p] == 1)
+		p++;
+	if (p == t)
 		return MGW_BEARER_MALFORMED;
-	for (; j < len; j++)
-		if (v[i + j] != '=')
-			return MGW_BEARER_MALFORMED;
-	*tok = v + i;
-	*n = len;
-	return MGW_BEARER_OK;
+	while (cls[*p] == 2)
+		p++;
+	*tok = (const char *)t;
+	*n = (size_t)(p - t);
+	while (cls[*p] == 3)
+		p++;
+	return *p ? MGW_BEARER_MALFORMED : MGW_BEARER_OK;
 }
 
 char *mgw_prm_url(const char *resource, const char **path)

@@ -12,15 +12,18 @@
 #include "proxy/auth_wait.h"
 #include "proxy/pipeline-t.h"
 #include "proxy/txn-t.h"
+#include "util/hash.h"
+#include "util/rand.h"
 
 struct waiter {
 	struct mgw_txn *t;
 	struct waiter *prev, *next;
 };
 
-/* One slot of the verified-token cache (direct-mapped by digest). */
+/* One slot of the verified-token cache. */
 struct cached {
-	unsigned char digest[MGW_TOKEN_DIGEST_LEN];
+	char *tok;                     /* a copy of the token */
+	size_t n;
 	struct mgw_principal *p;       /* NULL: empty */
 	int64_t until;
 	uint64_t ver;                  /* the key set's version */
@@ -36,6 +39,8 @@ struct mgw_auth_wait {
 	char *url;                      /* the metadata URL */
 	const char *path;               /* its path, inside url */
 	struct cached cache[MGW_AUTH_CACHE_SLOTS];
+	uint64_t seed;                  /* of the slot hash */
+	unsigned char (*digests)[MGW_TOKEN_DIGEST_LEN]; /* static tokens' */
 };
 
 /* A fetch ended: every waiting request is judged again, once. */
@@ -67,13 +72,22 @@ struct mgw_auth_wait *mgw_auth_wait_new(struct event_base *base,
 	if (!w)
 		return NULL;
 	w->k = keys;
+	if (mgw_random_bytes(&w->seed, sizeof(w->seed)) != 0)
+		w->seed = (uint64_t)(uintptr_t)w;
+	w->digests = calloc(a->n_static_tokens ? a->n_static_tokens : 1,
+	                    sizeof(*w->digests));
+	for (size_t i = 0; w->digests && i < a->n_static_tokens; i++)
+		if (mgw_token_digest_parse(a->static_tokens[i].digest,
+		                           w->digests[i]) != 0)
+			goto fail;      /* check-config refused it already */
 	w->url = mgw_prm_url(a->resource, &w->path);
 	w->watch = mgw_keyring_watch(keys, base, on_fetched, w);
-	if (!w->url || !w->watch) {
-		mgw_auth_wait_free(w);
-		return NULL;
-	}
+	if (!w->digests || !w->url || !w->watch)
+		goto fail;
 	return w;
+fail:
+	mgw_auth_wait_free(w);
+	return NULL;
 }
 
 void mgw_auth_wait_free(struct mgw_auth_wait *w)
@@ -88,45 +102,63 @@ void mgw_auth_wait_free(struct mgw_auth_wait *w)
 		free(w->head);
 		w->head = n;
 	}
-	for (size_t i = 0; i < MGW_AUTH_CACHE_SLOTS; i++)
+	for (size_t i = 0; i < MGW_AUTH_CACHE_SLOTS; i++) {
 		mgw_principal_free(w->cache[i].p);
+		free(w->cache[i].tok);
+	}
+	free(w->digests);
 	mgw_jwks_unref(w->keys);
 	free(w->url);
 	free(w);
 }
 
-static struct cached *slot(struct mgw_auth_wait *w, const unsigned char *d)
+/* The token's slot: its last 16 bytes (a signature's, effectively
+ * random) and its length, hashed with the worker's seed. */
+static struct cached *slot(struct mgw_auth_wait *w, const char *tok, size_t n)
 {
-	uint32_t h;
+	size_t k = n < 16 ? n : 16;
+	uint64_t h = w->seed ^ n;
 
-	memcpy(&h, d, sizeof(h));      /* a digest's bytes are uniform */
-	return &w->cache[h % MGW_AUTH_CACHE_SLOTS];
+	for (size_t i = n - k; i < n; i++)
+		h = (h ^ (unsigned char)tok[i]) * MGW_FNV1A_PRIME;
+	return &w->cache[(h ^ (h >> 29)) % MGW_AUTH_CACHE_SLOTS];
 }
 
 struct mgw_principal *mgw_auth_wait_cached(struct mgw_auth_wait *w,
-                                           const unsigned char *digest,
+                                           const char *token, size_t n,
                                            int64_t now)
 {
-	struct cached *c = slot(w, digest);
+	struct cached *c = slot(w, token, n);
 
-	if (!c->p || c->until <= now ||
+	if (!c->p || c->n != n || c->until <= now ||
 	    c->ver != mgw_keyring_version(w->k) ||
-	    memcmp(c->digest, digest, MGW_TOKEN_DIGEST_LEN) != 0)
+	    memcmp(c->tok, token, n) != 0)
 		return NULL;
 	return mgw_principal_ref(c->p);
 }
 
-void mgw_auth_wait_remember(struct mgw_auth_wait *w,
-                            const unsigned char *digest,
-                            struct mgw_principal *p, int64_t until)
+void mgw_auth_wait_remember(struct mgw_auth_wait *w, const char *token,
+                            size_t n, struct mgw_principal *p, int64_t until)
 {
-	struct cached *c = slot(w, digest);
+	struct cached *c = slot(w, token, n);
+	char *copy = malloc(n ? n : 1);
 
+	if (!copy)
+		return;                 /* not remembered: verified again */
+	memcpy(copy, token, n);
 	mgw_principal_free(c->p);
-	memcpy(c->digest, digest, MGW_TOKEN_DIGEST_LEN);
+	free(c->tok);
+	c->tok = copy;
+	c->n = n;
 	c->p = mgw_principal_ref(p);
 	c->until = until;
 	c->ver = w->ver;
+}
+
+const unsigned char *mgw_auth_wait_static_digest(const struct mgw_auth_wait *w,
+                                                 size_t i)
+{
+	return w->digests[i];
 }
 
 struct mgw_keyring *mgw_auth_wait_keyring(const struct mgw_auth_wait *w)

@@ -40,18 +40,23 @@ size_t mgw_auth_wait_size(const struct mgw_auth_wait *w);
 const char *mgw_auth_wait_metadata_url(const struct mgw_auth_wait *w);
 const char *mgw_auth_wait_metadata_path(const struct mgw_auth_wait *w);
 
-/* The verified-token cache: a principal (a new reference) for the token
- * of this SHA-256 digest, verified with the current keys and still
- * valid at now (Unix seconds), or NULL. */
+/* The verified-token cache (direct-mapped, the slot chosen by a seeded
+ * hash of the token's last bytes, the whole token compared): a principal
+ * (a new reference) for token (n bytes) verified with the current keys
+ * and still valid at now (Unix seconds), or NULL.  A collision only
+ * evicts (the token is verified again). */
 #define MGW_AUTH_CACHE_SLOTS 1024
 struct mgw_principal *mgw_auth_wait_cached(struct mgw_auth_wait *w,
-                                           const unsigned char *digest,
+                                           const char *token, size_t n,
                                            int64_t now);
 /* Remembers a verified token's principal (takes a reference) until
  * Unix time until, tied to the key set it verified with. */
-void mgw_auth_wait_remember(struct mgw_auth_wait *w,
-                            const unsigned char *digest,
-                            struct mgw_principal *p, int64_t until);
+void mgw_auth_wait_remember(struct mgw_auth_wait *w, const char *token,
+                            size_t n, struct mgw_principal *p,
+                            int64_t until);
+/* The configured static tokens' digests (parsed once), in order. */
+const unsigned char *mgw_auth_wait_static_digest(const struct mgw_auth_wait *w,
+                                                 size_t i);
 
 /* check_auth.c: judges t again after a fetch ended. */
 void mgw_check_auth_resume(struct mgw_txn *t);

@@ -13,9 +13,10 @@
  * whose kid the keys lack (or any JWT before the first fetch) waits for
  * a JWKS fetch when one can start (MGW_CHECK_PENDING), then is checked
  * again once.  On success t->principal is who sent it.  A verified JWT
- * is remembered per worker (auth_wait.h: by its SHA-256, until its exp,
- * five minutes at most, while the key set stays the same), so a client
- * reusing its token costs a digest, not a signature check.  OPTIONS
+ * is remembered per worker (auth_wait.h: the token's bytes, until its
+ * exp, five minutes at most, while the key set stays the same), and so is
+ * a static token (five minutes; a reload starts a new cache), so a client
+ * reusing its token costs a comparison, not a signature check.  OPTIONS
  * (CORS preflight, which carries no credentials) is not checked. */
 #include "autoconf.h"
 
@@ -55,19 +56,23 @@ enum outcome {
 	OUT_WAIT,          /* unknown kid: a fetch may bring it */
 };
 
-/* A static token's principal (by the token's digest d), or NULL: not
- * one of them, or *oom. */
-static struct mgw_principal *static_token(const struct mgw_auth_conf *a,
-                                          const unsigned char *d, int *oom)
+/* A static token's principal, or NULL: not one of them, or *oom. */
+static struct mgw_principal *static_token(const struct mgw_txn *t,
+                                          const char *tok, size_t n,
+                                          int *oom)
 {
-	unsigned char want[MGW_TOKEN_DIGEST_LEN];
+	const struct mgw_auth_conf *a = &t->pl->conf->auth;
+	unsigned char d[MGW_TOKEN_DIGEST_LEN];
 	const struct mgw_static_token_conf *hit = NULL;
 	struct mgw_principal *p;
 
+	if (a->n_static_tokens == 0)
+		return NULL;
+	mgw_token_digest(tok, n, d);
 	/* every entry is compared, so the time says nothing of which */
 	for (size_t i = 0; i < a->n_static_tokens; i++)
-		if (mgw_token_digest_parse(a->static_tokens[i].digest, want) == 0 &&
-		    mgw_token_digest_equal(d, want) && !hit)
+		if (mgw_token_digest_equal(d, mgw_auth_wait_static_digest(
+		                                  t->pl->auth, i)) && !hit)
 			hit = &a->static_tokens[i];
 	if (!hit)
 		return NULL;
@@ -96,22 +101,18 @@ static int64_t cache_until(const struct mgw_principal *p, int64_t now,
 	return e < until ? e : until;
 }
 
-/* Verifies a JWT (tok, n; digest d) with the worker's keys, or takes it
- * from the cache: *out, or OUT_INVALID / OUT_WAIT with why. */
+/* Verifies a JWT (tok, n) with the worker's keys: *out, or OUT_INVALID /
+ * OUT_WAIT with why. */
 static enum outcome jwt(struct mgw_txn *t, const char *tok, size_t n,
-                        const unsigned char *d, int last,
-                        struct mgw_principal **out, char *why, size_t whylen)
+                        int64_t now, int last, struct mgw_principal **out,
+                        char *why, size_t whylen)
 {
 	const struct mgw_auth_conf *a = &t->pl->conf->auth;
 	struct mgw_auth_wait *w = t->pl->auth;
 	struct mgw_jwt_policy pol = {0};
-	int64_t now = mgw_wall_s();
 	struct mgw_jwks *keys = mgw_auth_wait_keys(w);
 	enum mgw_jwt_result jr;
 
-	*out = mgw_auth_wait_cached(w, d, now);
-	if (*out)
-		return OUT_OK;
 	if (!keys && !a->jwks_url) {
 		snprintf(why, whylen, "unknown token");
 		return OUT_INVALID;
@@ -123,7 +124,8 @@ static enum outcome jwt(struct mgw_txn *t, const char *tok, size_t n,
 	jr = keys ? mgw_jwt_verify(tok, n, keys, &pol, now, out, why, whylen)
 	          : MGW_JWT_UNKNOWN_KID;
 	if (jr == MGW_JWT_OK) {
-		mgw_auth_wait_remember(w, d, *out, cache_until(*out, now, pol.skew));
+		mgw_auth_wait_remember(w, tok, n, *out,
+		                       cache_until(*out, now, pol.skew));
 		return OUT_OK;
 	}
 	if (jr == MGW_JWT_UNKNOWN_KID && !last)
@@ -231,8 +233,8 @@ static enum outcome judge(struct mgw_txn *t, int last, char *why,
 	const struct mgw_auth_conf *a = &t->pl->conf->auth;
 	const char *v = mgw_http_req_header(t->x, "authorization");
 	const char *tok = NULL;
-	unsigned char d[MGW_TOKEN_DIGEST_LEN];
 	size_t n = 0, ns;
+	int64_t now = mgw_wall_s();
 	char *const *sc;
 	struct mgw_principal *p;
 	enum outcome o = OUT_OK;
@@ -254,12 +256,16 @@ static enum outcome judge(struct mgw_txn *t, int last, char *why,
 		snprintf(why, whylen, "token longer than auth.max_token_bytes");
 		return OUT_INVALID;
 	}
-	mgw_token_digest(tok, n, d);
-	p = static_token(a, d, &oom);
-	if (oom)
-		return OUT_INVALID;
-	if (!p)
-		o = jwt(t, tok, n, d, last, &p, why, whylen);
+	p = mgw_auth_wait_cached(t->pl->auth, tok, n, now);
+	if (!p) {
+		p = static_token(t, tok, n, &oom);
+		if (oom)
+			return OUT_INVALID;
+		if (p)
+			mgw_auth_wait_remember(t->pl->auth, tok, n, p, now + 300);
+		else
+			o = jwt(t, tok, n, now, last, &p, why, whylen);
+	}
 	if (o != OUT_OK)
 		return o;
 	sc = route_scopes(t, &ns);
