@@ -176,8 +176,9 @@ struct mgw_http_server {
 	/* client-fault log lines (refusals, TLS errors, timeouts): at most
 	 * MGW_FAULT_LOGS_PER_S a second, the rest counted and summed up */
 	struct mgw_log_limit faults;
-	struct mgw_http_connlim *connlim; /* borrowed: per-client limits, or
-	                                   * NULL */
+	struct mgw_http_connlim *connlim; /* per-client limits, or NULL */
+	int connlim_owned;                /* made from lim (no shared one set
+	                                   * yet): freed with the server */
 };
 
 #endif

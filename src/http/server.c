@@ -908,6 +908,17 @@ struct mgw_http_server *mgw_http_server_new(struct event_base *base,
 	s->arg = arg;
 	mgw_log_limit_init(&s->faults, "client-fault log", MGW_FAULT_LOGS_PER_S,
 	                   MGW_LOG_INFO);
+	if (lim->max_connections_per_client || lim->new_connections_per_client) {
+		/* its own table until a shared one is set */
+		s->connlim = mgw_http_connlim_new(lim->max_connections_per_client,
+		                                  lim->new_connections_per_client,
+		                                  mgw_now_ns() ^ (uintptr_t)s);
+		s->connlim_owned = s->connlim != NULL;
+		if (!s->connlim) {
+			mgw_http_server_free(s);
+			return NULL;
+		}
+	}
 	s->done_ev = event_new(base, -1, 0, on_done, s);
 	s->deadline = evtimer_new(base, on_deadline, s);
 	if (!s->done_ev || !s->deadline) {
@@ -929,6 +940,8 @@ void mgw_http_server_free(struct mgw_http_server *s)
 		event_free(s->done_ev);
 	if (s->deadline)
 		event_free(s->deadline);
+	if (s->connlim_owned)
+		mgw_http_connlim_free(s->connlim);
 	free(s);
 }
 
@@ -1002,7 +1015,10 @@ void mgw_http_server_set_handler(struct mgw_http_server *s,
 void mgw_http_server_set_connlim(struct mgw_http_server *s,
                                  struct mgw_http_connlim *cl)
 {
+	if (s->connlim_owned)
+		mgw_http_connlim_free(s->connlim);
 	s->connlim = cl;
+	s->connlim_owned = 0;
 }
 
 void mgw_http_server_set_counters(struct mgw_http_server *s,

@@ -166,8 +166,10 @@ void mgw_http_server_set_counters(struct mgw_http_server *s,
 
 /* Makes s count its connections per client address in cl (shared by
  * every server of the process; http/connlim.h) and close at once those
- * over its limits.  NULL: no such limit (the default).  Before any
- * listener is added; cl outlives s. */
+ * over its limits; NULL: no such limit.  A server whose limits have
+ * max_connections_per_client or new_connections_per_client starts with a
+ * table of its own, which this replaces.  Before any listener is added;
+ * cl outlives s. */
 struct mgw_http_connlim;
 void mgw_http_server_set_connlim(struct mgw_http_server *s,
                                  struct mgw_http_connlim *cl);

@@ -19,7 +19,7 @@
 #   C. limits.max_connections_per_client: with two connections open from
 #      127.0.0.1 (on any worker), a third is closed at once, one from
 #      127.0.0.2 is served, and closing one makes room again; refusals
-#      counted by reason.
+#      counted by reason; `mcpgw backend` with the same limit.
 #   D. limits.new_connections_per_client: a burst of parallel new
 #      connections past the rate is refused, within burst + rate x
 #      elapsed; later ones pass again.
@@ -282,6 +282,17 @@ fi
 assert_eq "C: no rate refusal" 0 "$(metric "$T_DIR/c.prom" mcpgw_connections_refused_per_client_total 'reason="new_connections_per_client"')"
 assert_match "C: refusal logged" 'connection refused \(max_connections_per_client\)' "$(cat "$G_ERR")"
 stop_serve
+
+# the backend's HTTP layer takes the same limit from its own limits:
+printf 'limits:\n  max_connections_per_client: 1\n' >"$T_DIR/be.yaml"
+start_backend -c "$T_DIR/be.yaml"
+exec 5<>"/dev/tcp/${B_ADDR%:*}/${B_ADDR##*:}"
+req GET "http://$B_ADDR/mcpgw-none"
+assert_eq "backend: a second connection from 127.0.0.1 is closed" 000 "$CODE"
+exec 5>&-
+be_ok() { req GET "http://$B_ADDR/mcpgw-none"; [ "$CODE" != 000 ]; }
+if poll_until 10 be_ok; then ok "backend: served once the first closed"; else fail "backend: still refused"; fi
+stop_pid "$B_PID" >/dev/null
 
 # ===== D. new connections per second per client ==============================
 cat >"$T_DIR/d.yaml" <<YAML
