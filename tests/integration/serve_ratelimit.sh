@@ -10,7 +10,8 @@
 #      rate x elapsed although every request is a new connection spread
 #      over both workers (one table per process); another client address,
 #      another tool, another method are not affected; a bucket refills
-#      (bounded polling); traffic under the limits passes; the metric
+#      (bounded polling); traffic under the limits passes; a reload keeps
+#      an unchanged limit's buckets, a changed limit starts full; the metric
 #      mcpgw_rate_limited_total by route and key; promtool clean.
 #   B. two gateways sharing one bucket through Redis (shared: redis):
 #      the sum admitted across both stays within burst + rate x elapsed;
@@ -127,7 +128,7 @@ upstreams:
 routes:
   - match: {mcp_method: tools/call, mcp_name: whoami}
     upstream: be
-    rate_limit: {rate: 0.2, burst: 3, key: client}
+    rate_limit: {rate: 0.1, burst: 3, key: client}
   - match: {mcp_method: tools/call}
     upstream: be
     rate_limit: {rate: 0.2, burst: 2, key: tool}
@@ -141,8 +142,20 @@ GA=$G_ADDR
 # client key: every request a new connection (either worker)
 until_429 12 whoami_from 127.0.0.1 "\"w\""
 assert_eq "client: nothing but 200 before the 429" "" "$OTHER"
-within "client limit over 2 workers" "$ADMITTED" 3 0.2 "$ELAPSED"
-check_429 "client limit" w client 5
+within "client limit over 2 workers" "$ADMITTED" 3 0.1 "$ELAPSED"
+check_429 "client limit" w client 10
+# a reload that leaves the limit as it was keeps its buckets; one that
+# changes it starts afresh
+reloads_done() { [ "$(grep -c 'reload: done' "$G_ERR")" -ge "$1" ]; }
+kill -HUP "$G_PID"
+poll_until 10 reloads_done 1 || fail "reload 1 not done within 10 s"
+whoami_from 127.0.0.1 '"r1"'
+assert_eq "reloaded, same limit: the bucket is still empty" 429 "$CODE"
+sed -i 's/rate: 0.1, burst: 3, key: client/rate: 0.1, burst: 4, key: client/' "$T_DIR/a.yaml"
+kill -HUP "$G_PID"
+poll_until 10 reloads_done 2 || fail "reload 2 not done within 10 s"
+whoami_from 127.0.0.1 '"r2"'
+assert_eq "reloaded, changed limit: a full bucket" 200 "$CODE"
 # traffic under the limit from other addresses passes
 under=0
 for i in 3 4 5 6 7 8; do
@@ -180,7 +193,7 @@ fi
 scrape "$GA" a
 promtool_out=$(promtool check metrics <"$T_DIR/a.prom" 2>&1)
 assert_eq "A: promtool check metrics" "" "$promtool_out"
-assert_eq "A: rate_limited route 0 client" 1 "$(metric "$T_DIR/a.prom" mcpgw_rate_limited_total 'route="0".*key="client"')"
+assert_eq "A: rate_limited route 0 client" 2 "$(metric "$T_DIR/a.prom" mcpgw_rate_limited_total 'route="0".*key="client"')"
 assert_eq "A: rate_limited route 1 tool" 1 "$(metric "$T_DIR/a.prom" mcpgw_rate_limited_total 'route="1".*key="tool"')"
 if [ "$(metric "$T_DIR/a.prom" mcpgw_rate_limited_total 'route="2".*key="method"')" -ge 1 ]; then
 	ok "A: rate_limited route 2 method counted"
