@@ -16,7 +16,9 @@
 #   B. two gateways sharing one bucket through Redis (shared: redis):
 #      the sum admitted across both stays within burst + rate x elapsed;
 #      the bucket is in Redis; with Redis gone the local bucket decides
-#      (requests still answered, the fallback counted and logged).
+#      (requests still answered, the fallback counted and logged); with
+#      Redis stopped (SIGSTOP) the wait ends at redis.timeout, and a client
+#      leaving while it waits is handled.
 #   C. limits.max_connections_per_client: with two connections open from
 #      127.0.0.1 (on any worker), a third is closed at once, one from
 #      127.0.0.2 is served, and closing one makes room again; refusals
@@ -242,6 +244,23 @@ within "shared limit over two gateways" "$both" 4 1 "$el"
 if [ "$refused" -ge 1 ]; then ok "shared: $refused refused"; else fail "shared: none refused"; fi
 keys=$(timeout 5 redis-cli -p "$REDIS_PORT" --scan --pattern 'mcpgw:rl:*' | wc -l)
 assert_eq "shared: one bucket in Redis" 1 "$keys"
+# Redis stopped (answers nothing): a client that leaves while its check
+# waits frees nothing twice; a request that waits past redis.timeout is
+# decided by the local bucket
+kill -STOP "$REDIS_PID"
+body=$(modern_body 97 tools/list '{}')
+curl -s --max-time 0.2 -o /dev/null -X POST -H 'Content-Type: application/json' \
+	-H 'Accept: application/json, text/event-stream' \
+	-H "MCP-Protocol-Version: $MODERN_VERSION" -H 'Mcp-Method: tools/list' \
+	--data-binary "$body" "http://$GB1/mcp" 2>/dev/null
+modern "http://$GB1/mcp" 98 tools/list '{}'
+assert_eq "Redis silent: answered from the local bucket" 200 "$CODE"
+kill -CONT "$REDIS_PID"
+# the first command's timeout ends the connection: a command behind it
+# on the same worker ends with it ("connection"), one alone by its own
+# timer ("timeout")
+timeout_logged() { grep -Eq 'event=rate_limit_redis_fallback.*why="(timeout|connection)"' "$GB1E"; }
+if poll_until 5 timeout_logged; then ok "Redis silent: timeout event logged"; else fail "Redis silent: no timeout event"; fi
 # Redis gone: the local bucket of each gateway decides
 kill -TERM "$REDIS_PID"
 wait "$REDIS_PID" 2>/dev/null
