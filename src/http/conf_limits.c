@@ -1,5 +1,5 @@
 /* conf_limits.c - the "limits:" section: header, URI and body bounds,
- * HTTP/2 streams, connections and the streaming write watermark. */
+ * HTTP/2 streams, connections (in all, and per client address) and the streaming write watermark. */
 #include "autoconf.h"
 
 #include <stddef.h>
@@ -27,6 +27,10 @@ static const struct mgw_cfg_field limits_fields[] = {
 	 .min = 1, .max = 1000000},
 	{.key = "max_connections", .type = MGW_CFG_INT, L(max_connections),
 	 .min = 1, .max = 10000000},
+	{.key = "max_connections_per_client", .type = MGW_CFG_INT,
+	 L(max_connections_per_client), .min = 0, .max = 10000000},
+	{.key = "new_connections_per_client", .type = MGW_CFG_INT,
+	 L(new_connections_per_client), .min = 0, .max = 10000000},
 	{.key = "write_watermark", .type = MGW_CFG_SIZE,
 	 L(write_high_watermark), .min = 1 * MGW_CFG_KiB, .max = 1 * MGW_CFG_GiB},
 };

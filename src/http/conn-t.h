@@ -12,6 +12,7 @@
 
 #include "core/log.h"
 #include "http/chunked-t.h"
+#include "http/connlim.h"
 #include "http/h1_scan-t.h"
 #include "http/h2_scan-t.h"
 #include "http/headers-t.h"
@@ -102,6 +103,7 @@ struct mgw_http_conn {
 	int tls;
 	char peer[64];
 	int peer_loopback;          /* the peer is on a loopback address */
+	struct mgw_connlim_ticket clt; /* counted in srv->connlim */
 	char peer_ip[64];           /* peer without the port and brackets */
 	int peer_port;
 	char local[64];             /* the listener's bound address */
@@ -174,6 +176,9 @@ struct mgw_http_server {
 	/* client-fault log lines (refusals, TLS errors, timeouts): at most
 	 * MGW_FAULT_LOGS_PER_S a second, the rest counted and summed up */
 	struct mgw_log_limit faults;
+	struct mgw_http_connlim *connlim; /* per-client limits, or NULL */
+	int connlim_owned;                /* made from lim (no shared one set
+	                                   * yet): freed with the server */
 };
 
 #endif

@@ -33,6 +33,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/conn.h"
+#include "http/connlim.h"
 #include "http/headers.h"
 #include "http/server.h"
 #include "net/listener.h"
@@ -441,6 +442,7 @@ void mgw_conn_close(struct mgw_http_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nconns--;
+	mgw_http_connlim_leave(s->connlim, &c->clt);
 	if (c->lc)
 		bump(&c->lc->closed);
 	free(c);
@@ -703,6 +705,35 @@ static void split_peer(struct mgw_http_conn *c)
 	c->peer_port = atoi(colon + 1);
 }
 
+/* Per-client limits (connlim.h): 1 when the connection from sa was over
+ * them and closed (counted, logged within the fault budget), else 0 with
+ * *tk holding it. */
+static int client_refused(struct mgw_http_server *s,
+                          struct mgw_http_listener_counters *lc,
+                          evutil_socket_t fd, const struct sockaddr *sa,
+                          struct mgw_connlim_ticket *tk)
+{
+	enum mgw_connlim_verdict v =
+		mgw_http_connlim_enter(s->connlim, sa, mgw_now_ns(), tk);
+	char peer[64];
+
+	if (v == MGW_CONNLIM_OK)
+		return 0;
+	if (lc) {
+		bump(&lc->refused);
+		bump(v == MGW_CONNLIM_CONCURRENT ? &lc->refused_client_open
+		                                 : &lc->refused_client_rate);
+	}
+	if (fault_log_ok(s))
+		mgw_info(NULL, "%s: connection refused (%s)",
+		         mgw_sockaddr_str(sa, peer, sizeof(peer)),
+		         v == MGW_CONNLIM_CONCURRENT
+		         ? "max_connections_per_client"
+		         : "new_connections_per_client");
+	evutil_closesocket(fd);
+	return 1;
+}
+
 static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
                       void *arg)
 {
@@ -712,6 +743,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 	SSL *ssl = NULL;
 	struct timeval wtv;
 	int one = 1;
+	struct mgw_connlim_ticket tk = {{0}, 0};
 
 	struct mgw_http_listener_counters *lc =
 		s->cnt && ls->index < MGW_HTTP_COUNTED_LISTENERS ? &s->cnt->l[ls->index]
@@ -729,9 +761,14 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 		evutil_closesocket(fd);
 		return;
 	}
+	if (s->connlim && client_refused(s, lc, fd, sa, &tk))
+		return;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c) {
+		mgw_http_connlim_leave(s->connlim, &tk);
 		goto fail;
+	}
+	c->clt = tk;
 	c->srv = s;
 	c->lst_index = ls->index;
 	c->id = (uint64_t)atomic_fetch_add(&next_conn_id, 1);
@@ -871,6 +908,17 @@ struct mgw_http_server *mgw_http_server_new(struct event_base *base,
 	s->arg = arg;
 	mgw_log_limit_init(&s->faults, "client-fault log", MGW_FAULT_LOGS_PER_S,
 	                   MGW_LOG_INFO);
+	if (lim->max_connections_per_client || lim->new_connections_per_client) {
+		/* its own table until a shared one is set */
+		s->connlim = mgw_http_connlim_new(lim->max_connections_per_client,
+		                                  lim->new_connections_per_client,
+		                                  mgw_now_ns() ^ (uintptr_t)s);
+		s->connlim_owned = s->connlim != NULL;
+		if (!s->connlim) {
+			mgw_http_server_free(s);
+			return NULL;
+		}
+	}
 	s->done_ev = event_new(base, -1, 0, on_done, s);
 	s->deadline = evtimer_new(base, on_deadline, s);
 	if (!s->done_ev || !s->deadline) {
@@ -892,6 +940,8 @@ void mgw_http_server_free(struct mgw_http_server *s)
 		event_free(s->done_ev);
 	if (s->deadline)
 		event_free(s->deadline);
+	if (s->connlim_owned)
+		mgw_http_connlim_free(s->connlim);
 	free(s);
 }
 
@@ -960,6 +1010,15 @@ void mgw_http_server_set_handler(struct mgw_http_server *s,
 {
 	s->handler = handler;
 	s->arg = arg;
+}
+
+void mgw_http_server_set_connlim(struct mgw_http_server *s,
+                                 struct mgw_http_connlim *cl)
+{
+	if (s->connlim_owned)
+		mgw_http_connlim_free(s->connlim);
+	s->connlim = cl;
+	s->connlim_owned = 0;
 }
 
 void mgw_http_server_set_counters(struct mgw_http_server *s,

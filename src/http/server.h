@@ -44,6 +44,11 @@ struct mgw_http_limits {
 	double body_timeout;       /* end of headers to end of body */
 	double idle_timeout;       /* keep-alive wait between requests */
 	double write_timeout;      /* no output progress while data is queued */
+	uint32_t max_connections_per_client; /* open connections per client
+	                              * address, over all workers (0 = off;
+	                              * see mgw_http_server_set_connlim) */
+	uint32_t new_connections_per_client; /* new connections per second
+	                              * per client address (0 = off) */
 };
 
 /* Fills lim with the built-in defaults (documented in mcpgw(1)). */
@@ -133,6 +138,11 @@ struct mgw_http_listener_counters {
 	                                 * reached, or shutting down */
 	atomic_uint_fast64_t closed;    /* accepted ones that ended (open =
 	                                 * accepted - closed) */
+	atomic_uint_fast64_t refused_client_open; /* closed at once: the
+	                                 * client address had
+	                                 * max_connections_per_client open */
+	atomic_uint_fast64_t refused_client_rate; /* ... or was over
+	                                 * new_connections_per_client */
 	atomic_uint_fast64_t tls_failures; /* TLS handshakes that failed (an
 	                                 * error or the peer leaving before
 	                                 * the handshake completed) */
@@ -153,6 +163,16 @@ struct mgw_http_counters {
  * counted. */
 void mgw_http_server_set_counters(struct mgw_http_server *s,
                                   struct mgw_http_counters *c);
+
+/* Makes s count its connections per client address in cl (shared by
+ * every server of the process; http/connlim.h) and close at once those
+ * over its limits; NULL: no such limit.  A server whose limits have
+ * max_connections_per_client or new_connections_per_client starts with a
+ * table of its own, which this replaces.  Before any listener is added;
+ * cl outlives s. */
+struct mgw_http_connlim;
+void mgw_http_server_set_connlim(struct mgw_http_server *s,
+                                 struct mgw_http_connlim *cl);
 
 /* Counts, for stats endpoints. */
 size_t mgw_http_server_connections(const struct mgw_http_server *s);

@@ -102,6 +102,10 @@ static const struct mgw_cfg_field route_fields[] = {
 	 .off = offsetof(struct mgw_route_conf, required_scopes),
 	 .aux = offsetof(struct mgw_route_conf, n_required_scopes),
 	 .check = mgw_cfg_check_nonempty},
+	/* rate limits (issue 15; conf_ratelimit.c) */
+	{.key = "rate_limit", .type = MGW_CFG_SECTION, R(rate_limit),
+	 .aux = offsetof(struct mgw_route_conf, has_rate_limit),
+	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_rate_limit_conf_section},
 };
 #undef R
 const struct mgw_cfg_section mgw_route_conf_section = {

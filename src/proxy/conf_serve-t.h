@@ -91,6 +91,37 @@ struct mgw_upstream_conf {
 	struct mgw_outlier_conf outlier;
 };
 
+/* A route's rate_limit: which requests share a token bucket. */
+enum mgw_rl_key_conf {
+	MGW_RL_KEY_PRINCIPAL = 0,  /* the token's subject (the client address
+	                            * on a route without auth) */
+	MGW_RL_KEY_CLIENT,         /* the client address */
+	MGW_RL_KEY_METHOD,         /* the MCP method */
+	MGW_RL_KEY_TOOL,           /* tools/call's params.name */
+};
+#define MGW_RL_N_KEYS 4
+enum mgw_rl_shared_conf { MGW_RL_SHARED_NONE, MGW_RL_SHARED_REDIS };
+
+/* "rate_limit: {rate, burst, key, shared}" of a route. */
+struct mgw_rate_limit_conf {
+	double rate;               /* rate: tokens per second (> 0) */
+	uint32_t burst;            /* burst: bucket size (>= 1; default: rate
+	                            * rounded up) */
+	int key;                   /* key: principal|client|method|tool
+	                            * (principal); MGW_RL_KEY_* */
+	int shared;                /* shared: none|redis (none): one bucket per
+	                            * gateway, or one in Redis for all */
+};
+
+/* "rate_limits:": what every route's rate_limit shares. */
+struct mgw_rate_limits_conf {
+	uint32_t max_keys;         /* max_keys (100000): buckets the gateway
+	                            * keeps; the least recently used go */
+	char *redis_url;           /* redis.url (none): for shared: redis */
+	double redis_timeout;      /* redis.timeout (50ms): a slower answer
+	                            * falls back to the local bucket */
+};
+
 /* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */
 struct mgw_route_conf {
 	char *match_path;          /* match.path: exact, or prefix when it ends
@@ -118,6 +149,8 @@ struct mgw_route_conf {
 	char **required_scopes;    /* required_scopes: instead of
 	                            * auth.required_scopes (none: those) */
 	size_t n_required_scopes;
+	int has_rate_limit;        /* rate_limit: given */
+	struct mgw_rate_limit_conf rate_limit;
 };
 
 /* A route's replay key (stateful mode). */
@@ -157,6 +190,7 @@ struct mgw_serve_conf {
 	size_t n_allowed_origins;
 	struct mgw_auth_conf auth; /* auth: (auth.enabled: the section is
 	                            * there) */
+	struct mgw_rate_limits_conf rate_limits; /* rate_limits: */
 	int keys_given;            /* the file had one of these keys: it is
 	                            * meant for `mcpgw serve` (check-config) */
 };

@@ -155,6 +155,8 @@ static const struct mgw_cfg_field serve_fields[] = {
 	 .off = offsetof(struct mgw_serve_conf, auth),
 	 .aux = offsetof(struct mgw_serve_conf, auth.enabled),
 	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_auth_conf_section},
+	{.key = "rate_limits", .type = MGW_CFG_SECTION, S(rate_limits),
+	 .sub = &mgw_rate_limits_conf_section},
 };
 #undef S
 const struct mgw_cfg_section mgw_serve_conf_section = {
@@ -252,6 +254,9 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		rc = check_route_groups(c, mgw_cfg_scope_value(sc, "routes"), s);
 	if (rc == 0)
 		rc = check_route_scopes(c, mgw_cfg_scope_value(sc, "routes"), s);
+	if (rc == 0)
+		rc = mgw_conf_check_rate_limits(c, mgw_cfg_scope_value(sc, "routes"),
+		                                s);
 	if (rc != 0 || !ups || s->n_routes != 0)
 		return rc;
 	if (mgw_serve_conf_default_route(s) != 0) {

@@ -22,6 +22,18 @@ extern const struct mgw_cfg_section mgw_server_conf_section;
 /* One item of "routes:" (struct mgw_route_conf). */
 extern const struct mgw_cfg_section mgw_route_conf_section;
 
+/* A route's "rate_limit:" (struct mgw_rate_limit_conf) and the
+ * top-level "rate_limits:" (struct mgw_rate_limits_conf), in
+ * conf_ratelimit.c; the check that a route with shared: redis has
+ * rate_limits.redis.url (routes: the routes' node, may be NULL). */
+extern const struct mgw_cfg_section mgw_rate_limit_conf_section;
+extern const struct mgw_cfg_section mgw_rate_limits_conf_section;
+struct mgw_cfg_ctx;
+struct mgw_cfg_node;
+int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
+                               const struct mgw_cfg_node *routes,
+                               const struct mgw_serve_conf *s);
+
 /* Group names appear in routes, logs ("group/host:port") and metrics:
  * 1 to 64 letters, digits, '-', '_' or '.' (an mgw_cfg_string_check). */
 int mgw_conf_check_group_name(const char *s, char *why, size_t whylen);

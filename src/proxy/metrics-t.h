@@ -18,6 +18,8 @@
 #include "http/server.h"
 #include "util/prom.h"
 
+struct mgw_rl_table;
+
 /* Status classes: no answer (the client left first), 1xx .. 5xx. */
 #define MGW_METRICS_N_CLASSES 6
 /* Eras: enum mgw_era (unknown, legacy, modern). */
@@ -73,6 +75,8 @@ struct mgw_metrics {
 	size_t n_routes, n_groups, n_methods;
 	struct mgw_metrics_tools tools; /* cap 0: tool names not counted */
 	double start_time;              /* wall clock seconds at start */
+	const struct mgw_rl_table *rlt; /* the rate-limit buckets' counters
+	                                 * (or NULL) */
 	int listener;                   /* the listener index that answers
 	                                 * the metrics (admin.metrics_listener),
 	                                 * -1: every one */

@@ -15,6 +15,7 @@
 #include "auth/keyring.h"
 #include "core/errors.h"
 #include "proxy/metrics.h"
+#include "proxy/ratelimit.h"
 #include "proxy/repin.h"
 #include "proxy/retry-t.h"
 #include "proxy/route-t.h"
@@ -545,6 +546,78 @@ static void auth(struct mgw_prom *p, const struct mgw_metrics *m,
 	                    NULL, 0, (uint64_t)ks.last_ok);
 }
 
+/* ---- rate and connection limits ------------------------------------------ */
+
+static void limits(struct mgw_prom *p, const struct mgw_metrics *m,
+                   const struct mgw_routes *rt)
+{
+	static const char *const reasons[] = {
+		"max_connections_per_client", "new_connections_per_client",
+	};
+	unsigned n = m->n_workers ? atomic_load(&m->w[0].http.n) : 0;
+
+	mgw_prom_family(p, "mcpgw_connections_refused_per_client_total",
+	                "counter", "Client connections closed at once for a "
+	                "per-client limit (limits.max_connections_per_client, "
+	                "limits.new_connections_per_client), by listener and "
+	                "reason.");
+	for (unsigned i = 0; i < n && i < MGW_HTTP_COUNTED_LISTENERS; i++) {
+		for (size_t r = 0; r < 2; r++) {
+			struct mgw_prom_label l[] = {
+				L("listener", m->w[0].http.l[i].address),
+				L("reason", reasons[r]),
+			};
+			uint64_t v = 0;
+
+			for (unsigned w = 0; w < m->n_workers; w++) {
+				const struct mgw_http_listener_counters *c =
+					&m->w[w].http.l[i];
+
+				v += ld(r ? &c->refused_client_rate
+				          : &c->refused_client_open);
+			}
+			mgw_prom_sample_u64(p, "mcpgw_connections_refused_per_client_"
+			                    "total", l, 2, v);
+		}
+	}
+	if (!m->rlt)
+		return;
+	mgw_prom_family(p, "mcpgw_rate_limited_total", "counter",
+	                "Requests answered 429 for a route's rate_limit, by "
+	                "route and key kind.");
+	for (size_t r = 0; r <= MGW_RL_COUNTED_ROUTES; r++) {
+		for (int k = 0; k < MGW_RL_N_KEYS; k++) {
+			uint64_t v = mgw_rl_limited(m->rlt, r, (enum mgw_rl_key_conf)k);
+			char num[24];
+			const char *group;
+
+			if (!v)
+				continue;
+			if (r == MGW_RL_COUNTED_ROUTES) {
+				snprintf(num, sizeof(num), "other");
+				group = "none";
+			} else {
+				route_labels(m, rt, r, num, sizeof(num), &group);
+			}
+			{
+				struct mgw_prom_label l[] = {
+					L("route", num), L("upstream", group),
+					L("key", mgw_rl_key_name((enum mgw_rl_key_conf)k)),
+				};
+
+				mgw_prom_sample_u64(p, "mcpgw_rate_limited_total", l, 3, v);
+			}
+		}
+	}
+	counter1(p, "mcpgw_rate_limit_redis_fallbacks_total",
+	         "Shared (Redis) rate limits decided by the local bucket "
+	         "because Redis was down, refused or did not answer in time.",
+	         mgw_rl_fallbacks(m->rlt));
+	counter1(p, "mcpgw_rate_limit_evictions_total",
+	         "Rate-limit buckets forgotten to stay within "
+	         "rate_limits.max_keys.", mgw_rl_table_evictions(m->rlt));
+}
+
 int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
                      const struct mgw_upstreams *ups, struct mgw_sf_shared *sh,
                      const struct mgw_keyring *keys, char **body, size_t *len)
@@ -556,6 +629,7 @@ int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
 	requests(&p, m, rt);
 	tools(&p, m);
 	connections(&p, m);
+	limits(&p, m, rt);
 	upstreams(&p, m, ups);
 	if (sh)
 		sessions(&p, sh);

@@ -8,6 +8,7 @@
 
 #include <event2/event.h>
 
+#include "core/log.h"
 #include "proxy/conf_serve-t.h"
 #include "proxy/errors-t.h"
 #include "proxy/route-t.h"
@@ -19,6 +20,8 @@ struct mgw_liveness;
 struct mgw_metrics;
 struct mgw_metrics_worker;
 struct mgw_auth_wait;
+struct mgw_rl_table;
+struct mgw_redis;
 
 /* Counters of one worker (only grow; read from the worker's thread or
  * after it stopped). */
@@ -56,6 +59,13 @@ struct mgw_pipeline {
 	struct mgw_auth_wait *auth;          /* owned: the auth check's side
 	                                      * of this worker (auth:), or
 	                                      * NULL */
+	struct mgw_rl_table *rlt;            /* borrowed: the process's rate
+	                                      * limit buckets (ratelimit.h),
+	                                      * or NULL (no limits) */
+	struct mgw_redis *rl_redis;          /* owned: this worker's
+	                                      * connection for shared rate
+	                                      * limits, made at first use */
+	struct mgw_log_limit rl_log;         /* its connection errors */
 };
 
 #endif

@@ -13,6 +13,7 @@
 #include "proxy/checks.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
+#include "net/redis.h"
 #include "proxy/pipeline.h"
 #include "proxy/pool.h"
 #include "proxy/route.h"
@@ -36,6 +37,7 @@ struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
 	pl->conf = conf;
 	pl->routes = routes;
 	pl->ups = ups;
+	mgw_log_limit_init(&pl->rl_log, "rate_limits.redis", 1, MGW_LOG_WARN);
 	pl->pool = mgw_upool_new(base, ups, n_workers, seed, err, errlen);
 	if (!pl->pool) {
 		free(pl);
@@ -83,6 +85,7 @@ void mgw_pipeline_free(struct mgw_pipeline *pl)
 	mgw_sf_free(pl->sf);
 	mgw_auth_wait_free(pl->auth);
 	mgw_upool_free(pl->pool);
+	mgw_redis_free(pl->rl_redis); /* waiting checks' replies: MGW_EIO */
 	free(pl);
 }
 

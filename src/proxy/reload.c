@@ -146,6 +146,9 @@ static int compatible(const struct serve *sv, const struct mgw_config *next,
 	if (!mgw_cfg_equal(&mgw_http_limits_section, &cur->limits, &next->limits))
 		mgw_warn(NULL, "reload: limits: and timeouts: of the listeners "
 		         "keep their values until a restart");
+	if (next->serve.rate_limits.max_keys != cur->serve.rate_limits.max_keys)
+		mgw_warn(NULL, "reload: rate_limits.max_keys keeps its value "
+		         "until a restart");
 	return 1;
 }
 

@@ -9,6 +9,8 @@
 
 #include "conf/config-t.h"
 #include "auth/keyring.h"
+#include "http/connlim.h"
+#include "proxy/ratelimit.h"
 #include "core/cli-t.h"
 #include "net/serve_listeners.h"
 #include "proxy/route-t.h"
@@ -61,6 +63,11 @@ struct serve {
 	unsigned n_workers;
 	struct mgw_liveness *live;      /* the workers' loop stamps */
 	struct mgw_metrics *metrics;    /* the workers' counters (GET /metrics) */
+	struct mgw_rl_table *rlt;       /* the routes' rate-limit buckets,
+	                                 * every worker's, across reloads */
+	struct mgw_http_connlim *connlim; /* connections per client address,
+	                                 * every worker's listeners (or NULL:
+	                                 * no such limit) */
 	struct mgw_park park;           /* reloads stop the workers here */
 	struct mgw_serve_lst lst[MGW_CLI_MAX_LISTEN];
 	size_t n_lst;

@@ -39,6 +39,7 @@
 #include "proxy/worker.h"
 #include "util/time.h"
 #include "util/parse.h"
+#include "util/rand.h"
 #include "util/url.h"
 
 #define MAX_UPSTREAM_FLAGS 256
@@ -65,7 +66,8 @@ static void usage(FILE *out)
 "  -c, --config FILE\n"
 "        YAML (or JSON) configuration: listeners:, limits:, timeouts:, log:,\n"
 "        mode:, workers:, upstreams:, routes:, retry_budget:, forwarded:,\n"
-"        mcp:, admin:, sessions:.  Flags override file values.\n"
+"        mcp:, admin:, security:, rate_limits:, sessions:.  Flags override\n"
+"        file values.\n"
 "  --listen HOST:PORT\n"
 "        Listen on HOST:PORT (IPv6 as [::1]:PORT); repeatable; replaces the\n"
 "        file's listeners.  Port 0 picks a free port (shared by all workers).\n"
@@ -149,6 +151,12 @@ static void usage(FILE *out)
 "metrics (text format 0.0.4) to the clients admin.metrics allows (loopback by\n"
 "default), at admin.metrics_path, on the listener admin.metrics_listener\n"
 "names or every one.\n"
+"\n"
+"A route's rate_limit: {rate, burst, key: principal|client|method|tool,\n"
+"shared: none|redis} answers requests over its key's token bucket 429 with\n"
+"Retry-After and -32019; limits.max_connections_per_client and\n"
+"limits.new_connections_per_client close a client address's connections\n"
+"over them (doc/security.md).\n"
 "\n"
 "SIGHUP reloads the -c file (servers, routes, listeners, policies; requests\n"
 "in progress finish under the configuration they started with; memory-store\n"
@@ -647,6 +655,30 @@ static int setup_metrics(struct serve *sv, const struct mgw_listen_spec *ls,
 	                   "listeners (%zu given)", s->metrics_listener, n_ls);
 }
 
+/* The rate-limit buckets every worker shares (rate_limits.max_keys; for
+ * the whole run) and the per-client connection limits of limits:.
+ * Returns 0 or MGW_ENOMEM. */
+static int setup_limits(struct serve *sv)
+{
+	const struct mgw_http_limits *lim = &sv->cfg->limits;
+	uint64_t seed;
+
+	if (mgw_random_bytes(&seed, sizeof(seed)) != 0)
+		seed = mgw_now_ns();
+	sv->rlt = mgw_rl_table_new(sv->cfg->serve.rate_limits.max_keys, seed);
+	if (!sv->rlt)
+		return MGW_ENOMEM;
+	sv->metrics->rlt = sv->rlt;
+	if (lim->max_connections_per_client || lim->new_connections_per_client) {
+		sv->connlim = mgw_http_connlim_new(lim->max_connections_per_client,
+		                                   lim->new_connections_per_client,
+		                                   seed);
+		if (!sv->connlim)
+			return MGW_ENOMEM;
+	}
+	return 0;
+}
+
 int mgw_serve_main(int argc, char **argv)
 {
 	struct serve_flags f = {0};
@@ -684,6 +716,8 @@ int mgw_serve_main(int argc, char **argv)
 	if (rc)
 		goto out;
 	rc = MGW_EXIT_RUNTIME;
+	if (setup_limits(&sv) != 0)
+		goto out;
 	for (unsigned i = 0; i < sv.n_workers; i++) {
 		sv.workers[i] = mgw_worker_new(i, sv.cfg, sv.routes, sv.ups,
 		                               sv.n_workers, sv.exited_ev, err,
@@ -696,6 +730,8 @@ int mgw_serve_main(int argc, char **argv)
 		    mgw_worker_set_park(sv.workers[i], &sv.park) != 0)
 			goto out;
 		mgw_worker_set_metrics(sv.workers[i], sv.metrics);
+		mgw_worker_set_ratelimit(sv.workers[i], sv.rlt);
+		mgw_http_server_set_connlim(sv.workers[i]->http, sv.connlim);
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
@@ -774,6 +810,8 @@ out:
 	if (sv.park_ok)
 		mgw_park_destroy(&sv.park);
 	mgw_metrics_free(sv.metrics);
+	mgw_rl_table_free(sv.rlt);
+	mgw_http_connlim_free(sv.connlim);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);
 	if (sv.drain_ev)

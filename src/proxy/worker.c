@@ -276,6 +276,7 @@ int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
 	pl->live_beats = w->pl->live_beats;
 	pl->metrics = w->pl->metrics;   /* the worker's counters go on */
 	pl->mx = w->pl->mx;
+	pl->rlt = w->pl->rlt;           /* the buckets outlive reloads */
 	w->pl = pl;
 	mgw_http_server_set_handler(w->http, mgw_pipeline_on_request, pl);
 	return 0;
@@ -296,6 +297,11 @@ int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
 	if (!w->beat_ev || event_add(w->beat_ev, &tv) != 0)
 		return MGW_ENOMEM;
 	return 0;
+}
+
+void mgw_worker_set_ratelimit(struct mgw_worker *w, struct mgw_rl_table *t)
+{
+	w->pl->rlt = t;
 }
 
 void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m)

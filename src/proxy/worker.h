@@ -80,6 +80,12 @@ int mgw_worker_unlisten(struct mgw_worker *w, const char *bound);
 struct mgw_metrics;
 void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m);
 
+/* Makes w's pipelines (this one and every one a reload swaps in) take
+ * the routes' rate-limit buckets from t.  Main thread, before
+ * mgw_worker_start; t outlives the worker. */
+struct mgw_rl_table;
+void mgw_worker_set_ratelimit(struct mgw_worker *w, struct mgw_rl_table *t);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */

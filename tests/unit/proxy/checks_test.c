@@ -63,7 +63,8 @@ static void test_mcp_endpoint(void **state)
 /* The documented order: repeated headers and Origin first (they cover
  * every page), then the gateway's own endpoints (they answer whatever the
  * mode), authentication first after the route, then SEP-2243
- * validation; each check names at least one handler. */
+ * validation, the rate limit last; each check names at least one
+ * handler. */
 /* The position of the check called name in the table (fails if none). */
 static size_t pos(const struct mgw_check *const *t, size_t n, const char *name)
 {
@@ -109,6 +110,12 @@ static void test_table_order(void **state)
 	i = pos(t, n, "sep2243");
 	assert_int_equal(t[i]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[i]->handlers, MGW_H_STATELESS);
+	/* rate limits last: after the route, after authentication (the
+	 * principal is its key) and after validation (an invalid request
+	 * takes no token) */
+	assert_string_equal(t[n - 1]->name, "rate-limit");
+	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 1]->handlers, MGW_H_ALL);
 	for (i = 0; i < n; i++) {
 		assert_non_null(t[i]->run);
 		assert_true(t[i]->handlers != 0);

@@ -416,6 +416,50 @@ static void test_cross_checks(void **state)
 	             "t.yaml:6:5: routes[0].upstream: missing required key");
 }
 
+/* rate_limit: defaults (burst = rate rounded up, key principal, not
+ * shared), absence, rate_limits defaults; the errors check-config gives. */
+static void test_rate_limits(void **state)
+{
+	struct mgw_config *c;
+	const struct mgw_serve_conf *s;
+
+	(void)state;
+	c = load_ok(UP1 "routes:\n  - upstream: a\n    rate_limit: {rate: 2.5}\n"
+	            "  - upstream: a\n");
+	s = &c->serve;
+	assert_int_equal(s->routes[0].has_rate_limit, 1);
+	assert_true(s->routes[0].rate_limit.rate == 2.5);
+	assert_int_equal(s->routes[0].rate_limit.burst, 3);
+	assert_int_equal(s->routes[0].rate_limit.key, MGW_RL_KEY_PRINCIPAL);
+	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_NONE);
+	assert_int_equal(s->routes[1].has_rate_limit, 0);
+	assert_int_equal(s->rate_limits.max_keys, 100000);
+	assert_null(s->rate_limits.redis_url);
+	assert_true(s->rate_limits.redis_timeout == 0.05);
+	mgw_config_free(c);
+	c = load_ok(UP1 "rate_limits: {max_keys: 64, redis: {url: "
+	            "\"redis://127.0.0.1:1\", timeout: 10ms}}\n"
+	            "routes:\n  - upstream: a\n    rate_limit: {rate: 1, "
+	            "burst: 7, key: tool, shared: redis}\n");
+	s = &c->serve;
+	assert_int_equal(s->routes[0].rate_limit.burst, 7);
+	assert_int_equal(s->routes[0].rate_limit.key, MGW_RL_KEY_TOOL);
+	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_REDIS);
+	assert_int_equal(s->rate_limits.max_keys, 64);
+	assert_string_equal(s->rate_limits.redis_url, "redis://127.0.0.1:1");
+	mgw_config_free(c);
+	expect_error(UP1 "routes:\n  - upstream: a\n    rate_limit: {rate: 0}\n",
+	             "t.yaml:7:24: routes[0].rate_limit.rate: must be more "
+	             "than 0 (requests per second)");
+	expect_error(UP1 "routes:\n  - upstream: a\n    rate_limit: {burst: 2}\n",
+	             "t.yaml:7:17: routes[0].rate_limit.rate: missing required "
+	             "key");
+	expect_error(UP1 "routes:\n  - upstream: a\n    rate_limit: {rate: 1, "
+	             "shared: redis}\n",
+	             "t.yaml:7:35: routes[0].rate_limit.shared: redis needs "
+	             "rate_limits.redis.url");
+}
+
 static void test_value_errors(void **state)
 {
 	(void)state;
@@ -729,6 +773,7 @@ int main(void)
 		cmocka_unit_test(test_examples),
 		cmocka_unit_test(test_serve_urls),
 		cmocka_unit_test(test_enum_parsers),
+		cmocka_unit_test(test_rate_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
