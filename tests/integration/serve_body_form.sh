@@ -15,8 +15,10 @@
 # Then: legacy-era and era-unknown requests and non-POSTs are never routed
 # by Mcp-Method / Mcp-Name (they take the path route); a modern request
 # without Mcp-Name whose body names the tool does not take the Mcp-Name
-# route and is refused by validation; over HTTP/2 the same; in stateful
-# mode a modern request with a (stray) session header is validated too.
+# route and is refused by validation; over HTTP/2 the same; with
+# validate_headers: false the unconfirmed body is forwarded (the
+# operator's documented choice); in stateful mode a modern request with a
+# (stray) session header is validated too.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
 
