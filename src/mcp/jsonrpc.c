@@ -210,6 +210,15 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 	memset(m, 0, sizeof(*m));
 	if (max_depth == 0)
 		max_depth = DEFAULT_MAX_DEPTH;
+	/* RFC 8259 section 8.1: a parser MAY ignore a leading byte order
+	 * mark.  Refusing one would make the gateway stricter than the
+	 * servers behind it; ignoring it only here (not in mcp/json.c, which
+	 * matches json_loadb) keeps one reading of such a body for routing,
+	 * validation and the backend alike.  Only the first BOM goes. */
+	if (len >= 3 && memcmp(body, "\xEF\xBB\xBF", 3) == 0) {
+		body = (const unsigned char *)body + 3;
+		len -= 3;
+	}
 	m->root = mgw_json_parse(body, len, max_depth, &jerr);
 	if (!m->root) {
 		switch (jerr.code) {

@@ -57,7 +57,11 @@ struct mgw_jrpc_msg {
  * an empty batch "[]" is INVALID; for INVALID messages m->id still names a
  * valid string/integer id when the body had one, so the error can echo it.
  * m->name is filled for requests only; extracted strings never contain an
- * embedded NUL (such a method/name makes the message INVALID). */
+ * embedded NUL (such a method/name makes the message INVALID).  One
+ * leading UTF-8 byte order mark (EF BB BF) is ignored, as RFC 8259 8.1
+ * allows (the bytes themselves are never changed: the caller forwards
+ * what it received); a second one, or a UTF-16/32 mark, is a parse
+ * error. */
 int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
                       struct mgw_jrpc_msg *m);
 void mgw_jrpc_msg_deinit(struct mgw_jrpc_msg *m);

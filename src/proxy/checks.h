@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "http/headers-t.h"
+#include "mcp/jsonrpc.h"
 #include "proxy/txn-t.h"
 
 enum mgw_check_phase {
@@ -60,6 +61,29 @@ int mgw_origin_allowed(const char *origin, const char *authority,
                        char *const *allowed, size_t n);
 /* Configuration check of one security.allowed_origins entry. */
 int mgw_origin_entry_check(const char *s, char *why, size_t whylen);
+
+/* 1 if a Content-Encoding field of h names a coding other than
+ * "identity" (any case, in any element of the list): a body the gateway
+ * cannot read as sent (check_sep2243.c). */
+int mgw_body_content_coded(const struct mgw_headers *h);
+
+/* What SEP-2243 validation does with the body of a modern POST on a
+ * validating route (check_sep2243.c). */
+enum mgw_confirm {
+	MGW_CONFIRM_NONE = 0,  /* no MCP header, no JSON body: not MCP, pass */
+	MGW_CONFIRM_CODED,     /* a content-coded body: 415 */
+	MGW_CONFIRM_INVALID,   /* not a JSON-RPC message: 400 -32700/-32600 */
+	MGW_CONFIRM_VALIDATE,  /* headers against the body (-32020, -32022) */
+};
+
+/* The decision for request headers h and classified body m, where
+ * route_on_headers says the route matched on Mcp-Method / Mcp-Name.  A
+ * request leaning on its MCP headers (that route, or an Mcp-Method or
+ * Mcp-Name field) is judged whatever its Content-Type; one that does not
+ * is judged when its body is JSON (it parsed, or its type says so). */
+enum mgw_confirm mgw_confirm_need(const struct mgw_headers *h,
+                                  const struct mgw_jrpc_msg *m,
+                                  int route_on_headers);
 
 /* Runs the checks of phase that apply to t's handler, in order, from the
  * table's entry t->check_next on (the pipeline sets it to 0 before each

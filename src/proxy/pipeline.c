@@ -119,10 +119,12 @@ static void run_request(struct mgw_txn *t)
 		return;
 	/* Mcp-Method / Mcp-Name are trusted for routing only on requests of
 	 * a header-validating version (streamable-http "Server
-	 * Validation"); legacy requests match on their path. */
+	 * Validation"); legacy requests match on their path.  Only a POST
+	 * carries the message they mirror (and that sep2243 confirms them
+	 * against): other methods match on their path too. */
 	t->route = mgw_routes_match(t->pl->routes, mgw_http_path(x),
 	                            mgw_http_req_headers(x),
-	                            t->era == MGW_ERA_IS_MODERN);
+	                            t->era == MGW_ERA_IS_MODERN && t->have_msg);
 	if (!t->route) {
 		mgw_txn_fail(t, MGW_PERR_NO_ROUTE, NULL);
 		return;

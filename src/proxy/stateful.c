@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "auth/principal.h"
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/client.h"
@@ -647,6 +648,56 @@ static enum sf_kind kind_of(const struct mgw_txn *t, const char *sid)
 	return strcmp(method, "GET") == 0 ? K_GET : K_DELETE;
 }
 
+void mgw_sf_principal_digest(const struct mgw_principal *p, const char *auth,
+                             unsigned char out[MGW_SESSION_DIGEST_LEN])
+{
+	json_t *iss = NULL;
+	const char *kind, *a, *b;
+	size_t ka, la, lb, n;
+	char *buf;
+
+	if (!p) {
+		mgw_session_principal_digest(auth, auth ? strlen(auth) : 0, out);
+		return;
+	}
+	/* "jwt" NUL iss NUL sub, or "static" NUL name: no Authorization
+	 * value holds a NUL, so neither form is the digest of a header, and
+	 * the separators keep (iss, sub) pairs apart. */
+	if (p->kind == MGW_PRINCIPAL_JWT) {
+		/* the claim itself, not mgw_principal_claim's bounded copy: a
+		 * truncated issuer could name two */
+		if (p->claims)
+			iss = json_object_get(p->claims, "iss");
+		kind = "jwt";
+		a = json_is_string(iss) ? json_string_value(iss) : "";
+		la = json_is_string(iss) ? json_string_length(iss) : 0;
+		b = p->sub;
+	} else {
+		kind = "static";
+		a = p->sub;
+		la = strlen(a);
+		b = NULL;
+	}
+	ka = strlen(kind) + 1;
+	lb = b ? strlen(b) : 0;
+	n = ka + la + (b ? 1 + lb : 0);
+	buf = malloc(n);
+	if (!buf) {
+		/* all zero: never the SHA-256 of anything, so it opens no
+		 * session made with a real digest */
+		memset(out, 0, MGW_SESSION_DIGEST_LEN);
+		return;
+	}
+	memcpy(buf, kind, ka);
+	memcpy(buf + ka, a, la);
+	if (b) {
+		buf[ka + la] = '\0';
+		memcpy(buf + ka + la + 1, b, lb);
+	}
+	mgw_session_principal_digest(buf, n, out);
+	free(buf);
+}
+
 /* The request's state: kind, session id, principal, headers. */
 static int prepare(struct mgw_sf_req *q)
 {
@@ -662,10 +713,9 @@ static int prepare(struct mgw_sf_req *q)
 		t->session = q->cid;
 	}
 	if (sconf(q)->bind_principal) {
-		const char *auth = mgw_http_req_header(x, "authorization");
-
-		mgw_session_principal_digest(auth, auth ? strlen(auth) : 0,
-		                             q->principal);
+		mgw_sf_principal_digest(t->principal,
+		                        mgw_http_req_header(x, "authorization"),
+		                        q->principal);
 		q->bound = 1;
 	}
 	q->lei = mgw_http_req_header(x, "last-event-id");

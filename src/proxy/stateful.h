@@ -33,6 +33,7 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+#include "auth/principal-t.h"
 #include "proxy/conf_serve-t.h"
 #include "http/headers-t.h"
 #include "http/server.h"
@@ -40,6 +41,16 @@
 #include "mcp/jsonrpc.h"
 #include "proxy/route-t.h"
 #include "proxy/stateful-t.h"
+#include "session/session-t.h"
+
+/* The principal digest a bound session (sessions.bind_principal) is tied
+ * to: with a verified principal p (the auth check's, t->principal),
+ * SHA-256 of "jwt" NUL iss NUL sub for a JWT (iss "" when absent) or of
+ * "static" NUL name for a static token, so a refreshed token of the same
+ * subject keeps its sessions; without one (no auth on the route),
+ * SHA-256 of the Authorization value auth (NULL: absent), as before. */
+void mgw_sf_principal_digest(const struct mgw_principal *p, const char *auth,
+                             unsigned char out[MGW_SESSION_DIGEST_LEN]);
 
 /* Builds the shared part: one store per kind the routes use (the
  * sessions: store for routes that say default), with their periodic

@@ -27,6 +27,24 @@ struct mgw_session_redis_conf {
 	char *key_prefix;          /* key_prefix ("mcpgw:session:") */
 };
 
+/* "sessions.sealed:" (session/store_sealed.c): where a DELETE's
+ * tombstone lives, so that other gateways honour it. */
+enum mgw_sealed_tombstones {
+	MGW_TOMBSTONES_LOCAL = 0,  /* this gateway's cache only */
+	MGW_TOMBSTONES_REDIS = 1,  /* also in sessions.redis (url, key_prefix,
+	                            * timeout, cache_ttl) */
+};
+enum mgw_tombstone_on_error {
+	MGW_TOMBSTONE_SERVE = 0,   /* Redis unreachable: serve the session
+	                            * unchecked (its token still authenticates
+	                            * it), counted as a store error */
+	MGW_TOMBSTONE_REFUSE = 1,  /* answer 503 (store unavailable) */
+};
+struct mgw_session_sealed_conf {
+	int tombstones;            /* tombstones: local|redis (local) */
+	int on_redis_error;        /* on_redis_error: serve|refuse (serve) */
+};
+
 /* "sessions.lost_session:": which upstream answers mean "I do not know
  * this session" (and trigger a re-pin rather than reaching the client). */
 struct mgw_lost_session_conf {
@@ -56,6 +74,7 @@ struct mgw_sessions_conf {
 	int bind_principal;        /* bind_principal (false) */
 	uint32_t max_repin_attempts; /* max_repin_attempts (2) */
 	struct mgw_session_redis_conf redis;
+	struct mgw_session_sealed_conf sealed;
 	struct mgw_lost_session_conf lost_session;
 };
 

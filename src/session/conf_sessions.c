@@ -86,6 +86,29 @@ static const struct mgw_cfg_section session_redis_section = {
 	.nfields = MGW_CFG_COUNT(session_redis_fields),
 };
 
+static const struct mgw_cfg_enum sealed_tombstones[] = {
+	{"local", MGW_TOMBSTONES_LOCAL}, {"redis", MGW_TOMBSTONES_REDIS},
+	{NULL, 0},
+};
+static const struct mgw_cfg_enum tombstone_on_error[] = {
+	{"serve", MGW_TOMBSTONE_SERVE}, {"refuse", MGW_TOMBSTONE_REFUSE},
+	{NULL, 0},
+};
+
+#define SD(member) MGW_CFG_AT(struct mgw_session_sealed_conf, member)
+static const struct mgw_cfg_field session_sealed_fields[] = {
+	{.key = "tombstones", .type = MGW_CFG_ENUM, SD(tombstones),
+	 .enums = sealed_tombstones, .def = "local"},
+	{.key = "on_redis_error", .type = MGW_CFG_ENUM, SD(on_redis_error),
+	 .enums = tombstone_on_error, .def = "serve"},
+};
+#undef SD
+static const struct mgw_cfg_section session_sealed_section = {
+	.size = sizeof(struct mgw_session_sealed_conf),
+	.fields = session_sealed_fields,
+	.nfields = MGW_CFG_COUNT(session_sealed_fields),
+};
+
 static int check_lost_session(struct mgw_cfg_ctx *c,
                               const struct mgw_cfg_scope *sc, void *obj);
 
@@ -144,6 +167,9 @@ static const struct mgw_cfg_field sessions_fields[] = {
 	{.key = "redis", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_sessions_conf, redis),
 	 .sub = &session_redis_section},
+	{.key = "sealed", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_sessions_conf, sealed),
+	 .sub = &session_sealed_section},
 	{.key = "lost_session", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_sessions_conf, lost_session),
 	 .sub = &lost_session_section},

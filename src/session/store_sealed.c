@@ -31,8 +31,18 @@
  * doc/sessions.md.
  *
  * DELETE leaves a tombstone in the local cache, so the token is not simply
- * opened again here; other gateways cannot know (a sealed session is only
- * revocable by its lifetime or by retiring the key). */
+ * opened again here.  Alone, other gateways cannot know (a sealed session
+ * is then only revocable by its lifetime or by retiring the key); with
+ * sessions.sealed.tombstones: redis the DELETE also writes a tombstone to
+ * the shared Redis, key <key_prefix>"tomb:"<hex SHA-256 of the token>,
+ * value "1", expiring with the token (so Redis never holds more than the
+ * live sessions' worth), and a lookup asks Redis (one EXISTS) before it
+ * serves a token it has not checked within sessions.redis.cache_ttl: a
+ * token opened here for the first time, or a cached one whose last check
+ * is older.  A check seen deleted leaves a local tombstone.  Fresh cache
+ * hits never touch Redis.  Redis unreachable: on_redis_error says serve
+ * (the token still authenticates the session; counted as an error) or
+ * refuse (MGW_EIO: 503).  Each view has its own connection. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -43,6 +53,8 @@
 #include <openssl/evp.h>
 
 #include "core/errors.h"
+#include "core/log.h"
+#include "net/redis.h"
 #include "session/record_codec.h"
 #include "session/session.h"
 #include "session/store.h"
@@ -64,6 +76,9 @@
                 MGW_SESSION_DIGEST_LEN)
 #define PLAIN MGW_RECORD_CORE   /* the plaintext's record layout */
 
+#define TOMB_TAG "tomb:"
+#define TOMB_KEY_MAX (128 + sizeof(TOMB_TAG) - 1 + 2 * MGW_SESSION_DIGEST_LEN + 1)
+
 struct sealed_store {
 	struct mgw_session_store base;  /* first: the generic part */
 	struct mgw_session_table *cache; /* SHA-256(token) -> current record;
@@ -72,6 +87,29 @@ struct sealed_store {
 	struct mgw_key256 *keys;        /* keys[0] seals, all open */
 	size_t nkeys;
 	size_t max_plain;               /* longest plaintext allowed */
+	/* tombstones: redis (else shared == 0) */
+	int shared;
+	uint64_t fresh_ms;              /* a check is good this long */
+	char display[300];              /* the Redis URL without password */
+	atomic_uint_fast64_t views_down, outages, round_trips;
+};
+
+/* One worker's view: with shared tombstones, its own Redis connection. */
+struct sealed_view {
+	struct mgw_session_view base;   /* first: the generic part */
+	struct mgw_redis *conn;         /* NULL without shared tombstones */
+	int down;                       /* counted in views_down */
+};
+
+/* A lookup or remove waiting for Redis (op->impl). */
+struct tomb_op {
+	struct mgw_session_op *op;
+	struct sealed_view *v;
+	struct mgw_session *rec;        /* lookup: what to serve */
+	struct mgw_session *cached;     /* lookup: the cached record being
+	                                 * checked again, NULL for a token
+	                                 * opened now */
+	unsigned char key[MGW_SESSION_DIGEST_LEN];
 };
 
 static struct sealed_store *sealed_of(struct mgw_session_store *st)
@@ -234,6 +272,283 @@ static void bump(atomic_uint_fast64_t *c)
 	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
+/* ---- shared tombstones (tombstones: redis) ---- */
+
+/* <key_prefix>"tomb:"<hex digest>: the token itself never reaches Redis. */
+static size_t tomb_key(const struct sealed_store *ss,
+                       const unsigned char d[MGW_SESSION_DIGEST_LEN],
+                       char out[TOMB_KEY_MAX])
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *pfx = ss->base.conf->redis.key_prefix;
+	size_t n = strlen(pfx);
+
+	memcpy(out, pfx, n);
+	memcpy(out + n, TOMB_TAG, sizeof(TOMB_TAG) - 1);
+	n += sizeof(TOMB_TAG) - 1;
+	for (size_t i = 0; i < MGW_SESSION_DIGEST_LEN; i++) {
+		out[n++] = hex[d[i] >> 4];
+		out[n++] = hex[d[i] & 15];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+/* 1 if rec needs no Redis check now: no shared tombstones, or checked
+ * (stamped) within fresh_ms. */
+static int checked_recently(const struct sealed_store *ss,
+                            const struct mgw_session *rec, uint64_t now)
+{
+	return !ss->shared ||
+	       (rec->cached_ms != 0 && now - rec->cached_ms < ss->fresh_ms);
+}
+
+static uint64_t stamp_of(uint64_t now)
+{
+	return now ? now : 1;   /* 0 means "never checked" */
+}
+
+/* Called on a view's thread when its connection changes state; the
+ * store-wide transitions (first view down, last one back) are events. */
+static void view_set_down(struct sealed_view *v, int down, const char *why,
+                          int quiet)
+{
+	struct sealed_store *ss = sealed_of(v->base.store);
+
+	if (v->down == down)
+		return;
+	v->down = down;
+	if (down) {
+		if (atomic_fetch_add(&ss->views_down, 1) == 0) {
+			atomic_fetch_add(&ss->outages, 1);
+			if (!quiet)
+				mgw_event(NULL, "store_down",
+				          "store=sealed tombstones=redis url=%s "
+				          "detail=\"%s\"", ss->display,
+				          why ? why : "connection down");
+		}
+	} else if (atomic_fetch_sub(&ss->views_down, 1) == 1 && !quiet) {
+		mgw_event(NULL, "store_up", "store=sealed tombstones=redis url=%s",
+		          ss->display);
+	}
+}
+
+static void on_conn_state(void *arg, enum mgw_redis_state state,
+                          const char *why)
+{
+	if (state == MGW_REDIS_UP)
+		view_set_down(arg, 0, NULL, 0);
+	else if (state == MGW_REDIS_DOWN)
+		view_set_down(arg, 1, why, 0);
+}
+
+/* Releases the per-op data and completes; rec (a reference) moves. */
+static void tomb_finish(struct tomb_op *o, int status, struct mgw_session *rec)
+{
+	struct mgw_session_op *op = o->op;
+
+	op->impl = NULL;
+	mgw_session_unref(o->rec);
+	mgw_session_unref(o->cached);
+	free(o);
+	mgw_session_op_complete(op, status, rec);
+}
+
+static int tomb_send(struct tomb_op *o, int argc, const char **argv,
+                     const size_t *argl, mgw_redis_reply_cb cb)
+{
+	struct sealed_store *ss = sealed_of(o->v->base.store);
+
+	if (mgw_redis_state(o->v->conn) == MGW_REDIS_DOWN ||
+	    mgw_redis_command_argv(o->v->conn, argc, argv, argl, cb, o) != 0)
+		return MGW_EIO;
+	atomic_fetch_add_explicit(&ss->round_trips, 1, memory_order_relaxed);
+	return 0;
+}
+
+struct still_same {
+	const struct mgw_session *old;
+	int live;               /* keep() ran: the key holds a record */
+};
+
+/* Under the cache's lock: the entry changed since it was read (an update
+ * on another worker), so the newer record stays. */
+static int changed_since(const struct mgw_session *cur, void *arg)
+{
+	struct still_same *k = arg;
+
+	k->live = 1;
+	return cur != k->old;
+}
+
+/* The check found no tombstone: stamp the record checked and serve it,
+ * unless a DELETE here left a local tombstone meanwhile. */
+static void lookup_checked(struct tomb_op *o, int stamp)
+{
+	struct sealed_store *ss = sealed_of(o->v->base.store);
+	uint64_t now = mgw_session_store_mono_ms(&ss->base);
+	struct still_same k = {.old = o->cached, .live = 0};
+	struct mgw_session *rec = o->rec, *put;
+	int rc;
+
+	if (o->cached) {
+		/* a shared record is never written: a stamped copy replaces
+		 * it, if it is still the one that was checked */
+		put = stamp ? mgw_session_dup(o->cached) : NULL;
+		rc = 0;
+		if (put) {
+			put->cached_ms = stamp_of(now);
+			rc = mgw_session_table_put_unless(ss->cache, o->key,
+			                                  sizeof(o->key), put, now,
+			                                  changed_since, &k);
+			if (rc != 0)
+				mgw_session_unref(put);
+		}
+	} else {
+		/* a token opened now: private until it enters the cache */
+		rec->cached_ms = stamp ? stamp_of(now) : 0;
+		put = mgw_session_ref(rec);
+		rc = mgw_session_table_put_unless(ss->cache, o->key,
+		                                  sizeof(o->key), put, now, NULL,
+		                                  NULL);
+		if (rc != 0)
+			mgw_session_unref(put);
+	}
+	if (rc == MGW_ECONFLICT && !k.live) {
+		tomb_finish(o, MGW_ENOTFOUND, NULL);   /* deleted here meanwhile */
+		return;
+	}
+	o->rec = NULL;
+	tomb_finish(o, 0, rec);
+}
+
+/* Redis could not be asked whether the token was deleted elsewhere. */
+static void lookup_unchecked(struct tomb_op *o)
+{
+	struct sealed_store *ss = sealed_of(o->v->base.store);
+
+	if (ss->base.conf->sealed.on_redis_error == MGW_TOMBSTONE_REFUSE) {
+		tomb_finish(o, MGW_EIO, NULL);  /* counted by the generic layer */
+		return;
+	}
+	atomic_fetch_add_explicit(&ss->base.cnt.errors, 1, memory_order_relaxed);
+	lookup_checked(o, 0);           /* served, to be checked next time */
+}
+
+static void on_exists_reply(void *arg, int status, redisReply *rep)
+{
+	struct tomb_op *o = arg;
+	struct sealed_store *ss = sealed_of(o->v->base.store);
+
+	if (status != 0 || !rep || rep->type != REDIS_REPLY_INTEGER) {
+		lookup_unchecked(o);
+		return;
+	}
+	if (rep->integer > 0) {
+		/* deleted through another gateway: remember it here too */
+		mgw_session_table_put(ss->cache, o->key, sizeof(o->key), NULL,
+		                      mgw_session_store_mono_ms(&ss->base));
+		tomb_finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	lookup_checked(o, 1);
+}
+
+/* Asks Redis about the token of key before serving rec (a reference that
+ * moves); cached: rec is the cache's entry being checked again. */
+static int lookup_remote(struct sealed_view *v, struct mgw_session_op *op,
+                         const unsigned char *key, struct mgw_session *rec,
+                         int cached)
+{
+	struct sealed_store *ss = sealed_of(v->base.store);
+	struct tomb_op *o = calloc(1, sizeof(*o));
+	char tk[TOMB_KEY_MAX];
+	const char *argv[2] = {"EXISTS", tk};
+	size_t argl[2] = {6, 0};
+
+	if (!o) {
+		mgw_session_unref(rec);
+		return MGW_ENOMEM;
+	}
+	o->op = op;
+	o->v = v;
+	o->rec = rec;
+	o->cached = cached ? mgw_session_ref(rec) : NULL;
+	memcpy(o->key, key, sizeof(o->key));
+	op->impl = o;
+	argl[1] = tomb_key(ss, key, tk);
+	if (tomb_send(o, 2, argv, argl, on_exists_reply) != 0)
+		lookup_unchecked(o);
+	return 0;
+}
+
+/* The local tombstone of a DELETE, and the op's answer. */
+static void remove_local(struct sealed_store *ss, struct mgw_session_op *op,
+                         const unsigned char *key)
+{
+	int rc = mgw_session_table_put(ss->cache, key, MGW_SESSION_DIGEST_LEN,
+	                               NULL, mgw_session_store_mono_ms(&ss->base));
+
+	mgw_session_op_complete(op, rc == MGW_ENOMEM ? MGW_ENOMEM : 0, NULL);
+}
+
+static void on_set_reply(void *arg, int status, redisReply *rep)
+{
+	struct tomb_op *o = arg;
+	struct sealed_store *ss = sealed_of(o->v->base.store);
+	struct mgw_session_op *op = o->op;
+	unsigned char key[MGW_SESSION_DIGEST_LEN];
+
+	memcpy(key, o->key, sizeof(key));
+	if (status != 0 || !rep || rep->type != REDIS_REPLY_STATUS) {
+		if (ss->base.conf->sealed.on_redis_error == MGW_TOMBSTONE_REFUSE) {
+			/* no local tombstone either: the client may retry */
+			tomb_finish(o, MGW_EIO, NULL);
+			return;
+		}
+		atomic_fetch_add_explicit(&ss->base.cnt.errors, 1,
+		                          memory_order_relaxed);
+		mgw_event(NULL, "tombstone_unshared",
+		          "store=sealed url=%s detail=\"%s\"", ss->display,
+		          rep && rep->type == REDIS_REPLY_ERROR ? rep->str
+		          : "redis unreachable: DELETE honoured by this gateway only");
+	}
+	op->impl = NULL;
+	free(o);
+	remove_local(ss, op, key);
+}
+
+/* Writes the tombstone of key to Redis, expiring when the token does
+ * (expires_s), then the local one. */
+static int remove_remote(struct sealed_view *v, struct mgw_session_op *op,
+                         const unsigned char *key, int64_t expires_s)
+{
+	struct sealed_store *ss = sealed_of(v->base.store);
+	int64_t left = expires_s - mgw_session_store_wall_s(&ss->base);
+	struct tomb_op *o;
+	char tk[TOMB_KEY_MAX], px[24];
+	const char *argv[5] = {"SET", tk, "1", "PX", px};
+	size_t argl[5] = {3, 0, 1, 2, 0};
+
+	if (left <= 0) {                /* expired anyway: nothing to share */
+		remove_local(ss, op, key);
+		return 0;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return MGW_ENOMEM;
+	o->op = op;
+	o->v = v;
+	memcpy(o->key, key, sizeof(o->key));
+	op->impl = o;
+	argl[1] = tomb_key(ss, key, tk);
+	argl[4] = (size_t)snprintf(px, sizeof(px), "%lld",
+	                           (long long)left * 1000);
+	if (tomb_send(o, 5, argv, argl, on_set_reply) != 0)
+		on_set_reply(o, MGW_EIO, NULL);
+	return 0;
+}
+
 static int sealed_create(struct mgw_session_view *v, struct mgw_session *draft,
                          struct mgw_session_op *op)
 {
@@ -272,6 +587,7 @@ static int sealed_create(struct mgw_session_view *v, struct mgw_session *draft,
 	/* The cache only saves opening the token again: failing to fill it
 	 * (a record larger than max_memory) loses nothing. */
 	cache_key(draft->id, draft->id_len, key);
+	draft->cached_ms = stamp_of(mgw_session_store_mono_ms(st));
 	if (mgw_session_table_put(ss->cache, key, sizeof(key),
 	                          mgw_session_ref(draft),
 	                          mgw_session_store_mono_ms(st)) != 0)
@@ -314,9 +630,12 @@ static int sealed_lookup(struct mgw_session_view *v, const char *id,
 			mgw_session_unref(rec);
 			bump(&st->cnt.rejected_principal);
 			rc = MGW_ENOTFOUND;
-		} else {
+		} else if (checked_recently(ss, rec, mono)) {
 			mgw_session_op_complete(op, 0, rec);
 			return 0;
+		} else {
+			return lookup_remote((struct sealed_view *)v, op, key,
+			                     rec, 1);
 		}
 		mgw_session_op_complete(op, rc, NULL);
 		return 0;
@@ -335,6 +654,8 @@ static int sealed_lookup(struct mgw_session_view *v, const char *id,
 		mgw_session_op_complete(op, MGW_ENOTFOUND, NULL);
 		return 0;
 	}
+	if (ss->shared)
+		return lookup_remote((struct sealed_view *)v, op, key, rec, 0);
 	if (mgw_session_table_put(ss->cache, key, sizeof(key),
 	                          mgw_session_ref(rec), mono) != 0)
 		mgw_session_unref(rec);
@@ -353,6 +674,15 @@ static int sealed_update(struct mgw_session_view *v, struct mgw_session *rec,
 	int rc;
 
 	cache_key(rec->id, rec->id_len, key);
+	if (ss->shared &&
+	    mgw_session_table_get(ss->cache, key, sizeof(key), mono,
+	                          &current) == 0) {
+		/* the new version keeps the old one's tombstone check (rec is
+		 * still private: the stamp is set before it is shared) */
+		rec->cached_ms = current->cached_ms;
+	}
+	mgw_session_unref(current);
+	current = NULL;
 	rc = mgw_session_table_replace(ss->cache, key, sizeof(key), rec,
 	                               expect_version, mono, &current);
 	if (rc == 0) {
@@ -388,10 +718,17 @@ static int sealed_remove(struct mgw_session_view *v, const char *id,
 	uint64_t mono = mgw_session_store_mono_ms(st);
 	struct mgw_session *rec = NULL;
 	unsigned char key[32];
+	int64_t expires_s;
 	int rc;
 
 	cache_key(id, len, key);
 	rc = mgw_session_table_get(ss->cache, key, sizeof(key), mono, &rec);
+	/* the token's end, for the shared tombstone's expiry (the caller
+	 * looked the id up first, so it is cached unless evicted since:
+	 * then the longest a token lives) */
+	expires_s = rec ? rec->expires_s
+	                : mgw_session_store_wall_s(st) +
+	                  (int64_t)st->conf->max_lifetime;
 	mgw_session_unref(rec);
 	if (rc == MGW_ECLOSED) {
 		mgw_session_op_complete(op, MGW_ENOTFOUND, NULL);
@@ -399,10 +736,53 @@ static int sealed_remove(struct mgw_session_view *v, const char *id,
 	}
 	/* A tombstone, so that this gateway answers 404 from now on instead
 	 * of opening the token again (the caller looked the id up first, so
-	 * it is a real session). */
-	rc = mgw_session_table_put(ss->cache, key, sizeof(key), NULL, mono);
-	mgw_session_op_complete(op, rc == MGW_ENOMEM ? MGW_ENOMEM : 0, NULL);
+	 * it is a real session); with shared tombstones, in Redis first. */
+	if (ss->shared)
+		return remove_remote((struct sealed_view *)v, op, key, expires_s);
+	remove_local(ss, op, key);
 	return 0;
+}
+
+static struct mgw_session_view *sealed_view_new(struct mgw_session_store *st,
+                                                struct event_base *base,
+                                                char *err, size_t errlen)
+{
+	struct sealed_store *ss = sealed_of(st);
+	struct sealed_view *v = calloc(1, sizeof(*v));
+	struct mgw_redis_opts o = {
+		.url = st->conf->redis.url,
+		.timeout = st->conf->redis.timeout,
+		.on_state = on_conn_state,
+	};
+
+	if (!v) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	mgw_session_view_init(&v->base, st, base);
+	if (!ss->shared)
+		return &v->base;
+	o.state_arg = v;
+	v->conn = mgw_redis_new(base, &o, err, errlen);
+	if (!v->conn) {
+		free(v);
+		return NULL;
+	}
+	if (mgw_redis_state(v->conn) == MGW_REDIS_DOWN)
+		view_set_down(v, 1, "cannot connect", 0);
+	return &v->base;
+}
+
+static void sealed_view_free(struct mgw_session_view *view)
+{
+	struct sealed_view *v = (struct sealed_view *)view;
+
+	/* Commands still out are answered MGW_EIO from inside, completing
+	 * their ops while v is valid. */
+	mgw_redis_free(v->conn);
+	if (v->conn)
+		view_set_down(v, 0, NULL, 1);
+	free(v);
 }
 
 static size_t sealed_sweep(struct mgw_session_store *st, size_t max)
@@ -422,6 +802,13 @@ static void sealed_stats(struct mgw_session_store *st,
 	/* Cache entries idling out are not sessions expiring: a sealed
 	 * session lives until its token's lifetime ends. */
 	out->evicted += ts.evicted + ts.expired;
+	if (sealed_of(st)->shared) {
+		struct sealed_store *ss = sealed_of(st);
+
+		out->unreachable = atomic_load(&ss->views_down) > 0;
+		out->outages = atomic_load(&ss->outages);
+		out->round_trips = atomic_load(&ss->round_trips);
+	}
 }
 
 static void sealed_destroy(struct mgw_session_store *st)
@@ -439,6 +826,8 @@ static void sealed_destroy(struct mgw_session_store *st)
 
 static const struct mgw_session_store_ops sealed_ops = {
 	.name = "sealed",
+	.view_new = sealed_view_new,
+	.view_free = sealed_view_free,
 	.create = sealed_create,
 	.lookup = sealed_lookup,
 	.update = sealed_update,
@@ -486,6 +875,21 @@ struct mgw_session_store *mgw_session_store_sealed_new(
 	if (!ss->aes) {
 		snprintf(err, errlen, "AES-256-GCM is not available from OpenSSL");
 		goto fail;
+	}
+	if (conf->sealed.tombstones == MGW_TOMBSTONES_REDIS) {
+		const char *pfx = conf->redis.key_prefix;
+
+		if (!conf->redis.url || !pfx || !pfx[0] || strlen(pfx) > 128) {
+			snprintf(err, errlen, "sessions.sealed.tombstones: redis "
+			         "needs sessions.redis.url and a key_prefix of 1 "
+			         "to 128 characters");
+			goto fail;
+		}
+		if (mgw_redis_url_check(conf->redis.url, ss->display,
+		                        sizeof(ss->display), err, errlen) != 0)
+			goto fail;
+		ss->shared = 1;
+		ss->fresh_ms = (uint64_t)(conf->redis.cache_ttl * 1000.0);
 	}
 	ss->cache = mgw_session_table_new(&lim, err, errlen);
 	if (!ss->cache)

@@ -170,6 +170,38 @@ static void test_parse_errors(void **state)
 	}
 }
 
+/* RFC 8259 8.1: one leading UTF-8 BOM is ignored (the same message as
+ * without it, whitespace after it allowed); a second BOM, a BOM after
+ * whitespace, a UTF-16 mark or a lone "EF BB" are parse errors. */
+static void test_bom(void **state)
+{
+	struct mgw_jrpc_msg m;
+
+	(void)state;
+	m = classify("\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+	             "\"params\":{\"name\":\"add\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_string_equal(m.method, "tools/call");
+	assert_string_equal(m.name, "add");
+	assert_int_equal(json_integer_value(m.id), 3);
+	mgw_jrpc_msg_deinit(&m);
+	m = classify("\xEF\xBB\xBF \r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}");
+	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
+	mgw_jrpc_msg_deinit(&m);
+	m = classify("\xEF\xBB\xBF[{\"jsonrpc\":\"2.0\",\"method\":\"x\"}]");
+	assert_int_equal(m.kind, MGW_JRPC_BATCH);
+	mgw_jrpc_msg_deinit(&m);
+	expect_invalid("\xEF\xBB\xBF", MGW_JRPC_PARSE_ERROR, "parse error");
+	expect_invalid("\xEF\xBB\xBF\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"x\"}",
+	               MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid(" \xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"x\"}",
+	               MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("\xFE\xFF{}", MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("\xEF\xBB{}", MGW_JRPC_PARSE_ERROR, NULL);
+	expect_invalid("\xEF\xBB\xBF\"tools/call\"", MGW_JRPC_INVALID_REQUEST,
+	               "must be an object");
+}
+
 static void test_invalid_shapes(void **state)
 {
 	(void)state;
@@ -443,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_responses),
 		cmocka_unit_test(test_batch),
 		cmocka_unit_test(test_parse_errors),
+		cmocka_unit_test(test_bom),
 		cmocka_unit_test(test_invalid_shapes),
 		cmocka_unit_test(test_invalid_keeps_id),
 		cmocka_unit_test(test_duplicates),

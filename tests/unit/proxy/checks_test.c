@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -109,7 +110,7 @@ static void test_table_order(void **state)
 		assert_int_equal(t[j]->phase, MGW_PHASE_REQUEST);
 	i = pos(t, n, "sep2243");
 	assert_int_equal(t[i]->phase, MGW_PHASE_ROUTED);
-	assert_int_equal(t[i]->handlers, MGW_H_STATELESS);
+	assert_int_equal(t[i]->handlers, MGW_H_ALL);
 	/* rate limits last: after the route, after authentication (the
 	 * principal is its key) and after validation (an invalid request
 	 * takes no token) */
@@ -244,6 +245,113 @@ static void test_origin_entry_check(void **state)
 	}
 }
 
+/* Content-Encoding: any coding but identity, in any field or list
+ * element, makes the body unreadable here. */
+static void test_content_coded(void **state)
+{
+	static const struct {
+		const char *v1, *v2;
+		int coded;
+	} rows[] = {
+		{NULL, NULL, 0},
+		{"identity", NULL, 0},
+		{"IDENTITY", NULL, 0},
+		{"", NULL, 0},
+		{" , ", NULL, 0},
+		{"gzip", NULL, 1},
+		{"GZip", NULL, 1},
+		{"identity, gzip", NULL, 1},
+		{"br", NULL, 1},
+		{"identity", "deflate", 1},
+		{"identity", "identity", 0},
+		{"identityx", NULL, 1},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mgw_headers h;
+
+		mgw_headers_init(&h);
+		add(&h, "Content-Type", "application/json");
+		if (rows[i].v1)
+			add(&h, i % 2 ? "content-encoding" : "Content-Encoding", rows[i].v1);
+		if (rows[i].v2)
+			add(&h, "Content-Encoding", rows[i].v2);
+		if (mgw_body_content_coded(&h) != rows[i].coded)
+			fail_msg("row %zu ('%s', '%s'): expected %d", i,
+			         rows[i].v1 ? rows[i].v1 : "-",
+			         rows[i].v2 ? rows[i].v2 : "-", rows[i].coded);
+		mgw_headers_deinit(&h);
+	}
+	assert_int_equal(mgw_body_content_coded(NULL), 0);
+}
+
+/* Which modern POSTs are judged, whatever their Content-Type: those that
+ * lean on Mcp-Method / Mcp-Name (route or header) always; others only
+ * when their body is JSON.  A BOM'd body reads as JSON. */
+static void test_confirm_need(void **state)
+{
+	static const char *const call =
+	        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"add\"}}";
+	static const struct {
+		const char *body;     /* NULL: the call above */
+		const char *ctype;    /* NULL: none */
+		const char *method, *name, *coding;
+		int route_on_headers;
+		enum mgw_confirm want;
+	} rows[] = {
+		/* the case: BOM, text/plain, Mcp-Name */
+		{"\xEF\xBB\xBF", "text/plain", "tools/call", "add", NULL, 1, MGW_CONFIRM_VALIDATE},
+		{NULL, "text/plain", "tools/call", "add", NULL, 1, MGW_CONFIRM_VALIDATE},
+		{NULL, NULL, "tools/call", "add", NULL, 0, MGW_CONFIRM_VALIDATE},
+		{NULL, "application/octet-stream", NULL, NULL, NULL, 0, MGW_CONFIRM_VALIDATE},
+		{"garbage", "text/plain", "tools/call", "add", NULL, 1, MGW_CONFIRM_INVALID},
+		{"garbage", "text/plain", "tools/call", NULL, NULL, 0, MGW_CONFIRM_INVALID},
+		{"garbage", "multipart/form-data; boundary=x", NULL, "add", NULL, 0, MGW_CONFIRM_INVALID},
+		{"", NULL, NULL, NULL, NULL, 1, MGW_CONFIRM_INVALID},
+		{"[1]", "text/plain", "tools/call", NULL, NULL, 0, MGW_CONFIRM_VALIDATE},
+		{"\"x\"", "text/plain", "tools/call", NULL, NULL, 0, MGW_CONFIRM_INVALID},
+		{"\x1f\x8b\x08", "application/json", "tools/call", "add", "gzip", 1, MGW_CONFIRM_CODED},
+		{NULL, "application/json", "tools/call", "add", "gzip", 1, MGW_CONFIRM_CODED},
+		{NULL, "application/json", "tools/call", "add", "identity", 1, MGW_CONFIRM_VALIDATE},
+		{"\x1f\x8b\x08", "Application/JSON; charset=utf-8", NULL, NULL, "gzip", 0, MGW_CONFIRM_CODED},
+		/* neither MCP headers nor a JSON body: not an MCP message */
+		{"a=1&b=2", "application/x-www-form-urlencoded", NULL, NULL, NULL, 0, MGW_CONFIRM_NONE},
+		{"", NULL, NULL, NULL, NULL, 0, MGW_CONFIRM_NONE},
+		{"\x1f\x8b\x08", "text/plain", NULL, NULL, "gzip", 0, MGW_CONFIRM_NONE},
+		/* ... but a JSON type is a JSON body, readable or not */
+		{"garbage", "APPLICATION/JSON", NULL, NULL, NULL, 0, MGW_CONFIRM_INVALID},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct mgw_headers h;
+		struct mgw_jrpc_msg m;
+		char body[256];
+		enum mgw_confirm got;
+
+		snprintf(body, sizeof(body), "%s%s",
+		         rows[i].body ? rows[i].body : call,
+		         rows[i].body && !strcmp(rows[i].body, "\xEF\xBB\xBF") ? call : "");
+		mgw_headers_init(&h);
+		if (rows[i].ctype)
+			add(&h, "Content-Type", rows[i].ctype);
+		if (rows[i].method)
+			add(&h, "Mcp-Method", rows[i].method);
+		if (rows[i].name)
+			add(&h, "Mcp-Name", rows[i].name);
+		if (rows[i].coding)
+			add(&h, "Content-Encoding", rows[i].coding);
+		assert_int_equal(mgw_jrpc_classify(body, strlen(body), 0, &m), 0);
+		got = mgw_confirm_need(&h, &m, rows[i].route_on_headers);
+		if (got != rows[i].want)
+			fail_msg("row %zu: expected %d, got %d", i, rows[i].want, got);
+		mgw_jrpc_msg_deinit(&m);
+		mgw_headers_deinit(&h);
+	}
+}
+
 static void test_liveness(void **state)
 {
 	struct mgw_liveness *l = mgw_liveness_new(3, 1000);
@@ -275,6 +383,8 @@ int main(void)
 		cmocka_unit_test(test_mcp_endpoint),
 		cmocka_unit_test(test_table_order),
 		cmocka_unit_test(test_liveness),
+		cmocka_unit_test(test_content_coded),
+		cmocka_unit_test(test_confirm_need),
 		cmocka_unit_test(test_repeated_header),
 		cmocka_unit_test(test_origin_allowed),
 		cmocka_unit_test(test_origin_entry_check),

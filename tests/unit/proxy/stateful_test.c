@@ -21,6 +21,9 @@
 
 #include <cmocka.h>
 
+#include "auth/principal.h"
+#include "session/session.h"
+
 #include "backend/backend.h"
 #include "backend/strmap.h"
 #include "conf/config.h"
@@ -203,6 +206,76 @@ static void open_session(struct fx *f)
 	assert_int_equal(atomic_load(&f->sh->core->cnt.created), 1);
 }
 
+/* bind_principal's digest: the verified principal when there is one
+ * (a refreshed token of the same iss/sub keeps the binding), else the
+ * Authorization value as before. */
+static void test_principal_digest(void **state)
+{
+	unsigned char d1[MGW_SESSION_DIGEST_LEN], d2[MGW_SESSION_DIGEST_LEN],
+		want[MGW_SESSION_DIGEST_LEN];
+	struct mgw_principal *a, *b, *c, *s1;
+
+	(void)state;
+	/* no principal: SHA-256 of the Authorization value (NULL = "") */
+	mgw_sf_principal_digest(NULL, "Bearer t1", d1);
+	mgw_session_principal_digest("Bearer t1", 9, want);
+	assert_memory_equal(d1, want, sizeof(d1));
+	mgw_sf_principal_digest(NULL, NULL, d1);
+	mgw_session_principal_digest(NULL, 0, want);
+	assert_memory_equal(d1, want, sizeof(d1));
+
+	/* a JWT: "jwt" NUL iss NUL sub, whatever the token */
+	a = mgw_principal_new(MGW_PRINCIPAL_JWT, "alice", "app1");
+	b = mgw_principal_new(MGW_PRINCIPAL_JWT, "alice", "app2");
+	assert_non_null(a);
+	assert_non_null(b);
+	a->claims = json_pack("{s:s,s:s,s:i}", "iss", "https://issuer.example",
+	                      "sub", "alice", "exp", 100);
+	b->claims = json_pack("{s:s,s:s,s:i}", "iss", "https://issuer.example",
+	                      "sub", "alice", "exp", 200);
+	mgw_sf_principal_digest(a, "Bearer token-one", d1);
+	mgw_sf_principal_digest(b, "Bearer token-two", d2);
+	assert_memory_equal(d1, d2, sizeof(d1));
+	mgw_session_principal_digest("jwt\0https://issuer.example\0alice", 32, want);
+	assert_memory_equal(d1, want, sizeof(d1));
+	/* ... and not the Authorization digest */
+	mgw_session_principal_digest("Bearer token-one", 16, want);
+	assert_memory_not_equal(d1, want, sizeof(d1));
+
+	/* another subject, or the same subject of another issuer, differs */
+	c = mgw_principal_new(MGW_PRINCIPAL_JWT, "bob", NULL);
+	c->claims = json_pack("{s:s}", "iss", "https://issuer.example");
+	mgw_sf_principal_digest(c, "Bearer token-one", d2);
+	assert_memory_not_equal(d1, d2, sizeof(d1));
+	json_object_set_new(b->claims, "iss", json_string("https://other.example"));
+	mgw_sf_principal_digest(b, NULL, d2);
+	assert_memory_not_equal(d1, d2, sizeof(d1));
+	/* the separator keeps (iss, sub) pairs apart: iss "x" sub "ab" is
+	 * not iss "xa" sub "b"; no iss hashes as "" */
+	json_object_set_new(b->claims, "iss", json_string(""));
+	mgw_sf_principal_digest(b, NULL, d1);
+	json_object_del(b->claims, "iss");
+	mgw_sf_principal_digest(b, NULL, d2);
+	assert_memory_equal(d1, d2, sizeof(d1));
+	mgw_session_principal_digest("jwt\0\0alice", 10, want);
+	assert_memory_equal(d1, want, sizeof(d1));
+
+	/* a static token: "static" NUL name; never equal to a JWT's */
+	s1 = mgw_principal_new(MGW_PRINCIPAL_STATIC, "ci-runner", NULL);
+	assert_non_null(s1);
+	mgw_sf_principal_digest(s1, "Bearer whatever", d1);
+	mgw_session_principal_digest("static\0ci-runner", 16, want);
+	assert_memory_equal(d1, want, sizeof(d1));
+	c->sub[0] = 'c'; /* "cob" */
+	mgw_sf_principal_digest(c, NULL, d2);
+	assert_memory_not_equal(d1, d2, sizeof(d1));
+
+	mgw_principal_free(a);
+	mgw_principal_free(b);
+	mgw_principal_free(c);
+	mgw_principal_free(s1);
+}
+
 static void test_session_lifecycle(void **state)
 {
 	struct fx f;
@@ -281,6 +354,7 @@ static void test_get_without_session(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_principal_digest),
 		cmocka_unit_test(test_session_lifecycle),
 		cmocka_unit_test(test_repin_when_replica_dies),
 		cmocka_unit_test(test_get_without_session),

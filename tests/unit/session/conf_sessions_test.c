@@ -74,6 +74,32 @@ static void assert_sessions_default(const struct mgw_sessions_conf *s)
 	assert_int_equal(s->lost_session.status[0], 404);
 	assert_int_equal(s->lost_session.status[1], 400);
 	assert_string_equal(s->lost_session.body_contains, "session");
+	assert_int_equal(s->sealed.tombstones, MGW_TOMBSTONES_LOCAL);
+	assert_int_equal(s->sealed.on_redis_error, MGW_TOMBSTONE_SERVE);
+}
+
+/* sessions.sealed: where a DELETE's tombstone lives, and what Redis
+ * being away means. */
+static void test_sealed_tombstones(void **state)
+{
+	struct mgw_config *c;
+
+	(void)state;
+	c = load_ok(UP1 "sessions:\n  store: sealed\n  sealed:\n"
+	            "    tombstones: redis\n    on_redis_error: refuse\n");
+	assert_int_equal(c->serve.sessions.sealed.tombstones, MGW_TOMBSTONES_REDIS);
+	assert_int_equal(c->serve.sessions.sealed.on_redis_error,
+	                 MGW_TOMBSTONE_REFUSE);
+	mgw_config_free(c);
+	c = load_ok(UP1 "sessions:\n  sealed: {}\n");
+	assert_sessions_default(&c->serve.sessions);
+	mgw_config_free(c);
+	expect_error(UP1 "sessions:\n  sealed:\n    tombstones: memcached\n",
+	             "t.yaml:7:17: sessions.sealed.tombstones: 'memcached' is "
+	             "not one of: local, redis");
+	expect_error(UP1 "sessions:\n  sealed:\n    on_redis_error: retry\n",
+	             "t.yaml:7:21: sessions.sealed.on_redis_error: 'retry' is "
+	             "not one of: serve, refuse");
 }
 
 static void test_defaults(void **state)
@@ -270,6 +296,7 @@ int main(void)
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_sealed_initialize_limit),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_sealed_tombstones),
 		cmocka_unit_test(test_example),
 	};
 

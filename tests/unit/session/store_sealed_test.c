@@ -495,6 +495,59 @@ static void test_delete_tombstone(void **state)
 	mgw_session_unref(s);
 }
 
+/* Shared tombstones (sessions.sealed.tombstones: redis) with the Redis
+ * unreachable (a socket path that does not exist: the connection is down
+ * at once).  on_redis_error: serve serves a token it could not check and
+ * counts the error, and a DELETE is still honoured here; refuse answers
+ * MGW_EIO for both, and a refused DELETE leaves no local tombstone (the
+ * client may send it again).  A session this gateway created needs no
+ * check. */
+static void test_tombstones_redis_down(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_session *s, *got = NULL;
+	struct mgw_session_stats st;
+	char *url = f->conf->redis.url;     /* the snapshot's, freed with it */
+	char sock[] = "unix:/nonexistent/mcpgw-sealed-test.sock";
+
+	f->conf->sealed.tombstones = MGW_TOMBSTONES_REDIS;
+	f->conf->redis.url = sock;
+	pair_same(f);
+	s = create_on(f->va, NULL);
+	assert_int_equal(th_lookup(f->va, s->id, NULL, &got), 0);
+	mgw_session_unref(got);
+	mgw_session_store_stats(f->a, &st);
+	assert_int_equal(st.errors, 0);     /* its own session: no check */
+	assert_int_equal(st.unreachable, 1);
+	assert_int_equal(st.outages, 1);
+	/* b never saw it: unchecked, served, counted */
+	assert_int_equal(th_lookup(f->vb, s->id, NULL, &got), 0);
+	mgw_session_unref(got);
+	mgw_session_store_stats(f->b, &st);
+	assert_int_equal(st.errors, 1);
+	/* ... and checked again on the next lookup (not stamped) */
+	assert_int_equal(th_lookup(f->vb, s->id, NULL, &got), 0);
+	mgw_session_unref(got);
+	mgw_session_store_stats(f->b, &st);
+	assert_int_equal(st.errors, 2);
+	/* a DELETE on a: not shared, honoured here */
+	assert_int_equal(th_remove(f->va, s->id), 0);
+	assert_int_equal(th_lookup(f->va, s->id, NULL, NULL), MGW_ENOTFOUND);
+	mgw_session_unref(s);
+
+	f->conf->sealed.on_redis_error = MGW_TOMBSTONE_REFUSE;
+	s = create_on(f->va, NULL);
+	assert_int_equal(th_lookup(f->vb, s->id, NULL, NULL), MGW_EIO);
+	assert_int_equal(th_remove(f->va, s->id), MGW_EIO);
+	/* no local tombstone: a still serves it (and a retry can delete) */
+	assert_int_equal(th_lookup(f->va, s->id, NULL, &got), 0);
+	mgw_session_unref(got);
+	mgw_session_unref(s);
+	f->conf->sealed.tombstones = MGW_TOMBSTONES_LOCAL;
+	f->conf->sealed.on_redis_error = MGW_TOMBSTONE_SERVE;
+	f->conf->redis.url = url;
+}
+
 static void test_bad_keys_refused(void **state)
 {
 	struct fx *f = *state;
@@ -527,6 +580,7 @@ int main(void)
 		T(test_repin_keeps_id),
 		T(test_update_after_eviction),
 		T(test_delete_tombstone),
+		T(test_tombstones_redis_down),
 		T(test_bad_keys_refused),
 	};
 #undef T
