@@ -27,6 +27,13 @@ enum mgw_balancer_conf {
 };
 enum mgw_upstream_proto_conf { MGW_UP_HTTP1, MGW_UP_H2C, MGW_UP_ALPN };
 enum mgw_probe_conf { MGW_PROBE_HTTP, MGW_PROBE_TCP };
+/* What a group's upstreams get as Authorization (upstream_auth). */
+enum mgw_upstream_auth_conf {
+	MGW_UPAUTH_STRIP,       /* strip (default): never the client's */
+	MGW_UPAUTH_STATIC,      /* static: the group's upstream_credential */
+	MGW_UPAUTH_PASSTHROUGH, /* passthrough: the client's, unchanged (the
+	                         * token passthrough MCP forbids: opt-in) */
+};
 
 /* One replica: "servers: [{url, weight}]". */
 struct mgw_server_conf {
@@ -88,6 +95,11 @@ struct mgw_upstream_conf {
 	size_t n_servers;
 	struct mgw_health_conf health;
 	struct mgw_outlier_conf outlier;
+	enum mgw_upstream_auth_conf upstream_auth; /* upstream_auth (strip) */
+	char *credential_file;     /* upstream_credential.file: its first
+	                            * line is the Authorization value */
+	char *credential_env;      /* upstream_credential.env: a variable
+	                            * holding it (read when the file loads) */
 };
 
 /* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */

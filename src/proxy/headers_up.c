@@ -171,3 +171,30 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
 	}
 	return 0;
 }
+
+int mgw_proxy_upstream_auth(struct mgw_headers *out,
+                            const struct mgw_headers *in,
+                            enum mgw_upstream_auth_conf mode,
+                            const char *credential)
+{
+	size_t n = in ? mgw_headers_count(in, "authorization") : 0;
+
+	if (mode == MGW_UPAUTH_PASSTHROUGH || (mode == MGW_UPAUTH_STRIP && !n))
+		return 0;
+	if (mode == MGW_UPAUTH_STATIC && n == 1 &&
+	    strcmp(mgw_headers_get(in, "authorization"), credential) == 0)
+		return 0; /* already the group's (a replay's kept credentials) */
+	for (size_t i = 0; in && i < in->n; i++) {
+		const struct mgw_header *f = &in->v[i];
+
+		if (MGW_HEADER_IS(f, "authorization"))
+			continue;
+		if (mgw_headers_add(out, f->name, f->name_len, f->value,
+		                    f->value_len) != 0)
+			return MGW_ENOMEM;
+	}
+	if (mode == MGW_UPAUTH_STATIC &&
+	    mgw_headers_adds(out, "Authorization", credential) != 0)
+		return MGW_ENOMEM;
+	return 1;
+}
