@@ -20,6 +20,7 @@ static const struct mgw_check *const table[] = {
 	&mgw_check_unreadable,
 	&mgw_check_endpoint,
 	&mgw_check_sep2243,
+	&mgw_check_policy,
 };
 
 const struct mgw_check *const *mgw_checks_table(size_t *n)

@@ -45,6 +45,7 @@ extern const struct mgw_check mgw_check_metrics;   /* check_metrics.c */
 extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
 extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */
 extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */
+extern const struct mgw_check mgw_check_policy;    /* check_policy.c */
 
 /* The name (as spelled in answers) of the first header of h the gateway
  * reads that h holds more than once, or NULL (check_singleton.c). */

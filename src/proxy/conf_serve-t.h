@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy/conf_policy-t.h"
 #include "session/conf_sessions-t.h"
 
 enum mgw_mode_conf { MGW_MODE_STATELESS, MGW_MODE_STATEFUL, MGW_MODE_AUTO };
@@ -123,6 +124,13 @@ struct mgw_route_conf {
 	int session_store;         /* session_store: default|memory|sealed|
 	                            * redis (default = sessions.store);
 	                            * MGW_SESSION_STORE_* or -1 */
+	/* tool policy (issue 15; conf_policy-t.h, doc/security.md) */
+	struct mgw_policy_lists policy;  /* allow_* / deny_* lists */
+	struct mgw_policy_rule_conf *policy_rules; /* policy: first rule
+	                            * whose when holds replaces the lists */
+	size_t n_policy_rules;
+	int filter_tools_list;     /* filter_tools_list (false): denied tools
+	                            * removed from a JSON tools/list answer */
 };
 
 /* A route's replay key (stateful mode). */
