@@ -62,8 +62,8 @@ static void test_mcp_endpoint(void **state)
 
 /* The documented order: repeated headers and Origin first (they cover
  * every page), then the gateway's own endpoints (they answer whatever the
- * mode), SEP-2243 validation last and after the route; each check names
- * at least one handler. */
+ * mode), SEP-2243 validation and then the tool policy last and after the
+ * route; each check names at least one handler. */
 static void test_table_order(void **state)
 {
 	const struct mgw_check *const *t;
@@ -72,7 +72,7 @@ static void test_table_order(void **state)
 
 	(void)state;
 	t = mgw_checks_table(&n);
-	assert_int_equal(n, 8);
+	assert_int_equal(n, 9);
 	/* refusals that protect everything, before anything answers */
 	assert_string_equal(t[0]->name, "singleton-headers");
 	assert_string_equal(t[1]->name, "origin");
@@ -88,9 +88,14 @@ static void test_table_order(void **state)
 	assert_string_equal(t[4]->name, "metrics");
 	assert_int_equal(t[4]->handlers, MGW_H_ALL);
 	assert_int_equal(t[4]->phase, MGW_PHASE_REQUEST);
-	assert_string_equal(t[n - 1]->name, "sep2243");
+	assert_string_equal(t[n - 2]->name, "sep2243");
+	assert_int_equal(t[n - 2]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 2]->handlers, MGW_H_STATELESS);
+	/* the tool policy after the headers were confirmed against the
+	 * body, for both handlers (legacy requests in a session too) */
+	assert_string_equal(t[n - 1]->name, "policy");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
-	assert_int_equal(t[n - 1]->handlers, MGW_H_STATELESS);
+	assert_int_equal(t[n - 1]->handlers, MGW_H_ALL);
 	for (i = 0; i < n; i++) {
 		assert_non_null(t[i]->run);
 		assert_true(t[i]->handlers != 0);
