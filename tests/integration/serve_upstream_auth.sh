@@ -4,7 +4,8 @@
 # /debug/requests (mcpgw backend --record):
 # - strip (the default): the client's Authorization never reaches the
 #   upstream, modern (stateless handler) or legacy in a session
-#   (stateful handler); other headers (Cookie) still do;
+#   (stateful handler), nor its Proxy-Authorization; other headers
+#   (Cookie) still do;
 # - static: every request the gateway sends carries exactly the group's
 #   upstream_credential (first line of its file, trimmed) instead of the
 #   client's: client requests, HTTP health probes, the initialize and
@@ -52,13 +53,15 @@ upstreams:
 EOF
 start_serve -c "$T_DIR/strip.yaml"
 rec_clear "$S1"
-modern "$G_URL" 1 tools/call '{"name":"whoami","arguments":{}}' "${CLIENT_AUTH[@]}" -H 'Cookie: c=1'
+modern "$G_URL" 1 tools/call '{"name":"whoami","arguments":{}}' "${CLIENT_AUTH[@]}" -H 'Cookie: c=1' \
+	-H 'Proxy-Authorization: Basic cHJveHk6cHc='
 assert_code "strip: a modern call" 200
 legacy_init "$G_URL" "$LEGACY_VERSION" "${CLIENT_AUTH[@]}"
 legacy "$G_URL" 2 tools/call '{"name":"whoami","arguments":{}}' "${CLIENT_AUTH[@]}"
 assert_code "strip: a legacy call in a session" 200
 assert_eq "strip: four requests reached the replica" 4 "$(rec "$S1" | jq '[.requests[]? | select(.method == "POST")] | length')"
 assert_eq "strip: none carried an Authorization" ok "$(all_are "$S1" 'select(.method == "POST")' '[]')"
+assert_eq "strip: nor a Proxy-Authorization" "" "$(rec "$S1" | jq -r '.requests[]?.headers[] | select(.[0] | ascii_downcase == "proxy-authorization") | .[1]')"
 assert_eq "strip: the Cookie still did" "c=1" "$(rec "$S1" | jq -r '[.requests[0].headers[] | select(.[0] | ascii_downcase == "cookie") | .[1]] | join(",")')"
 stop_serve
 

@@ -200,6 +200,7 @@ static void test_upstream_auth(void **state)
 	assert_int_equal(mgw_headers_adds(&in, "authorization", "Bearer client"), 0);
 	assert_int_equal(mgw_headers_adds(&in, "Cookie", "c=1"), 0);
 	assert_int_equal(mgw_headers_adds(&in, "Authorization", "Basic two"), 0);
+	assert_int_equal(mgw_headers_adds(&in, "Proxy-Authorization", "Basic p"), 0);
 	assert_int_equal(mgw_headers_adds(&none, "Accept", "a"), 0);
 	/* strip: every Authorization goes, the rest stays in order (Cookie
 	 * is the session's, not a token for this server: kept) */
@@ -215,13 +216,19 @@ static void test_upstream_auth(void **state)
 	/* passthrough: unchanged */
 	expect_auth(&in, MGW_UPAUTH_PASSTHROUGH, NULL, 0,
 	            "Accept: a\nauthorization: Bearer client\nCookie: c=1\n"
-	            "Authorization: Basic two\n");
+	            "Authorization: Basic two\nProxy-Authorization: Basic p\n");
 	/* already the group's credential (a replay's kept headers): as is */
 	mgw_headers_deinit(&none);
 	mgw_headers_init(&none);
 	assert_int_equal(mgw_headers_adds(&none, "Authorization", "Bearer gw"), 0);
 	expect_auth(&none, MGW_UPAUTH_STATIC, "Bearer gw", 0,
 	            "Authorization: Bearer gw\n");
+	/* Proxy-Authorization alone is stripped too */
+	mgw_headers_deinit(&none);
+	mgw_headers_init(&none);
+	assert_int_equal(mgw_headers_adds(&none, "proxy-authorization", "Basic p"), 0);
+	assert_int_equal(mgw_headers_adds(&none, "Accept", "a"), 0);
+	expect_auth(&none, MGW_UPAUTH_STRIP, NULL, 1, "Accept: a\n");
 	mgw_headers_deinit(&in);
 	mgw_headers_deinit(&none);
 }
