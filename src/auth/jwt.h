@@ -14,10 +14,20 @@
  * between threads by reference counting. */
 struct mgw_jwks;
 
-/* Parses a JWKS document (len bytes of JSON: {"keys": [...]}).  Keys of
- * a type or curve it cannot use, or with "use" other than "sig", are
- * skipped (*skipped counts them, if not NULL); a document without one
- * usable key, or that is not a JWKS, is an error (NULL, err says why). */
+/* At most this many keys in one JWKS document (more: an error). */
+#define MGW_JWKS_MAX_KEYS 100
+
+/* Parses a JWKS document (len bytes of JSON: {"keys": [...]}; strict
+ * JSON, a member name twice in one object refused).  Keys it cannot use
+ * are skipped (*skipped counts them, if not NULL): a "kty" other than
+ * RSA, EC or OKP, a curve other than P-256 or Ed25519, "use" other than
+ * "sig", "key_ops" without "verify", an "alg" other than RS256, PS256,
+ * ES256 or EdDSA or one that does not fit the "kty", an RSA modulus under
+ * 2048 (or over 16384) bits, a member that is not strict unpadded
+ * base64url of the right length, an EC point off the curve.  Private
+ * members ("d", ...) are ignored.  A document without one usable key, or
+ * that is not a JWKS, is an error (NULL, err says why: for the last key
+ * skipped, its index and reason). */
 struct mgw_jwks *mgw_jwks_parse(const char *json, size_t len,
                                 size_t *skipped, char *err, size_t errlen);
 /* A set holding the keys of a and b (either may be NULL), a's first: a
@@ -38,8 +48,11 @@ struct mgw_jwt_policy {
 	                              * it (NULL: not checked) */
 	int64_t skew;                /* seconds of clock skew allowed for exp,
 	                              * nbf (and iat in the future) */
-	size_t max_token_bytes;      /* longer tokens: MGW_JWT_TOO_LARGE */
+	size_t max_token_bytes;      /* longer tokens: MGW_JWT_TOO_LARGE
+	                              * (0: MGW_JWT_MAX_TOKEN_BYTES) */
 };
+
+#define MGW_JWT_MAX_TOKEN_BYTES 8192
 
 enum mgw_jwt_result {
 	MGW_JWT_OK = 0,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/principal-t.h"
 #include "core/log.h"
 #include "http/server.h"
 #include "mcp/sep2243.h"
@@ -111,6 +112,10 @@ void mgw_access_json(const struct mgw_txn *t, int status)
 	                                        sizeof(sess))
 	                       : NULL, sizeof(sess));
 	mgw_jsonw_cstr(&w, "repin", t->repin, 32);
+	mgw_jsonw_cstr(&w, "principal", t->principal ? t->principal->sub : NULL,
+	               256);
+	mgw_jsonw_cstr(&w, "client_id",
+	               t->principal ? t->principal->client_id : NULL, 256);
 	mgw_jsonw_cstr(&w, "trace_id",
 	               tp && mgw_access_trace_id(tp, trace) == 0 ? trace : NULL,
 	               sizeof(trace));

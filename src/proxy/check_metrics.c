@@ -11,6 +11,7 @@
 
 #include "http/headers.h"
 #include "http/server.h"
+#include "proxy/auth_wait.h"
 #include "proxy/checks.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
@@ -66,7 +67,9 @@ static enum mgw_check_verdict run(struct mgw_txn *t)
 		return MGW_CHECK_ANSWERED;
 	}
 	if (mgw_metrics_page(pl->metrics, pl->routes, pl->ups,
-	                     pl->sf ? pl->sf->sh : NULL, &body, &len) != 0) {
+	                     pl->sf ? pl->sf->sh : NULL,
+	                     pl->auth ? mgw_auth_wait_keyring(pl->auth) : NULL,
+	                     &body, &len) != 0) {
 		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
 		return MGW_CHECK_ANSWERED;
 	}

@@ -8,17 +8,20 @@
 #include "proxy/pipeline.h"
 #include "proxy/txn.h"
 
-/* The order of the checks.  Authentication and rate limits join here,
- * after the repeated-header and Origin checks (which cover every page,
- * the gateway's own included). */
+/* The order of the checks: the repeated-header and Origin checks cover
+ * every page, the gateway's own included; the Protected Resource
+ * Metadata needs no token; authentication comes first among the routed
+ * checks (it needs the route: auth: may be off on it). */
 static const struct mgw_check *const table[] = {
 	&mgw_check_singleton,
 	&mgw_check_origin,
+	&mgw_check_prm,
 	&mgw_check_health,
 	&mgw_check_admin,
 	&mgw_check_metrics,
 	&mgw_check_unreadable,
 	&mgw_check_endpoint,
+	&mgw_check_auth,
 	&mgw_check_sep2243,
 	&mgw_check_policy,
 };

@@ -39,11 +39,13 @@ struct mgw_check {
 
 extern const struct mgw_check mgw_check_singleton; /* check_singleton.c */
 extern const struct mgw_check mgw_check_origin;    /* check_origin.c */
+extern const struct mgw_check mgw_check_prm;       /* check_prm.c */
 extern const struct mgw_check mgw_check_health;    /* check_health.c */
 extern const struct mgw_check mgw_check_admin;     /* check_admin.c */
 extern const struct mgw_check mgw_check_metrics;   /* check_metrics.c */
 extern const struct mgw_check mgw_check_unreadable; /* check_body.c */
 extern const struct mgw_check mgw_check_endpoint;  /* check_endpoint.c */
+extern const struct mgw_check mgw_check_auth;      /* check_auth.c */
 extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */
 extern const struct mgw_check mgw_check_policy;    /* check_policy.c */
 

@@ -97,6 +97,12 @@ static const struct mgw_cfg_field route_fields[] = {
 	 .def = "safe"},
 	{.key = "session_store", .type = MGW_CFG_ENUM, R(session_store),
 	 .enums = route_session_stores, .def = "default"},
+	/* auth: (doc/security.md) */
+	{.key = "auth", .type = MGW_CFG_BOOL, R(auth), .def = "true"},
+	{.key = "required_scopes", .type = MGW_CFG_STRLIST,
+	 .off = offsetof(struct mgw_route_conf, required_scopes),
+	 .aux = offsetof(struct mgw_route_conf, n_required_scopes),
+	 .check = mgw_cfg_check_nonempty},
 	/* tool policy (issue 15, conf_policy.c) */
 	MGW_POLICY_FIELDS(struct mgw_route_conf, policy),
 	{.key = "policy", .type = MGW_CFG_LIST,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "auth/conf_auth-t.h"
 #include "proxy/conf_policy-t.h"
 #include "session/conf_sessions-t.h"
 
@@ -124,6 +125,12 @@ struct mgw_route_conf {
 	int session_store;         /* session_store: default|memory|sealed|
 	                            * redis (default = sessions.store);
 	                            * MGW_SESSION_STORE_* or -1 */
+	/* auth: (doc/security.md) */
+	int auth;                  /* auth (true): the top-level auth: section
+	                            * applies to this route; false: none */
+	char **required_scopes;    /* required_scopes: instead of
+	                            * auth.required_scopes (none: those) */
+	size_t n_required_scopes;
 	/* tool policy (issue 15; conf_policy-t.h, doc/security.md) */
 	struct mgw_policy_lists policy;  /* allow_* / deny_* lists */
 	struct mgw_policy_rule_conf *policy_rules; /* policy: first rule
@@ -168,6 +175,8 @@ struct mgw_serve_conf {
 	char **allowed_origins;    /* security.allowed_origins (none: no
 	                            * Origin check): origins, or "self" */
 	size_t n_allowed_origins;
+	struct mgw_auth_conf auth; /* auth: (auth.enabled: the section is
+	                            * there) */
 	int keys_given;            /* the file had one of these keys: it is
 	                            * meant for `mcpgw serve` (check-config) */
 };

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "auth/conf_auth.h"
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
 #include "core/errors.h"
@@ -150,6 +151,10 @@ static const struct mgw_cfg_field serve_fields[] = {
 	 .sub = &drain_section},
 	{.key = "security", .type = MGW_CFG_SECTION, .off = 0,
 	 .sub = &security_section},
+	{.key = "auth", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_serve_conf, auth),
+	 .aux = offsetof(struct mgw_serve_conf, auth.enabled),
+	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_auth_conf_section},
 };
 #undef S
 const struct mgw_cfg_section mgw_serve_conf_section = {
@@ -213,6 +218,25 @@ static int check_route_groups(struct mgw_cfg_ctx *c,
 	return 0;
 }
 
+/* A route's required_scopes need the auth: section. */
+static int check_route_scopes(struct mgw_cfg_ctx *c,
+                              const struct mgw_cfg_node *routes,
+                              const struct mgw_serve_conf *s)
+{
+	char key[64];
+
+	for (size_t i = 0; !s->auth.enabled && i < s->n_routes; i++) {
+		if (s->routes[i].n_required_scopes == 0)
+			continue;
+		snprintf(key, sizeof(key), "routes[%zu].required_scopes", i);
+		return mgw_cfg_fail(c, mgw_cfg_map_value(routes->kids[i],
+		                                         "required_scopes"),
+		                    key, "needs the auth: section (nothing "
+		                    "checks a token without it)");
+	}
+	return 0;
+}
+
 /* Group names are unique, routes name existing groups, and a file with
  * groups but no routes gets the default route. */
 static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
@@ -226,6 +250,8 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		s->keys_given |= sc->val[i] != NULL;
 	if (rc == 0)
 		rc = check_route_groups(c, mgw_cfg_scope_value(sc, "routes"), s);
+	if (rc == 0)
+		rc = check_route_scopes(c, mgw_cfg_scope_value(sc, "routes"), s);
 	if (rc != 0 || !ups || s->n_routes != 0)
 		return rc;
 	if (mgw_serve_conf_default_route(s) != 0) {

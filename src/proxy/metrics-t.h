@@ -41,6 +41,15 @@ struct mgw_metrics_tools {
 	atomic_size_t used;             /* slots claimed (<= cap) */
 };
 
+/* Outcomes of the auth check (check_auth.c). */
+enum mgw_metrics_auth {
+	MGW_MX_AUTH_OK = 0,
+	MGW_MX_AUTH_MISSING,     /* no bearer credentials: 401 */
+	MGW_MX_AUTH_INVALID,     /* malformed or not valid: 400, 401 */
+	MGW_MX_AUTH_SCOPE,       /* insufficient scope: 403 */
+	MGW_MX_AUTH_N,
+};
+
 /* One worker's counters (its thread writes, any thread reads). */
 struct mgw_metrics_worker {
 	/* requests ended: [route][method][era][class], route n_routes is
@@ -52,6 +61,7 @@ struct mgw_metrics_worker {
 	atomic_uint_fast64_t *tool_calls; /* [tool slot + other][class] */
 	atomic_uint_fast64_t sse_opened; /* SSE responses started */
 	atomic_uint_fast64_t sse_closed; /* ... and ended */
+	atomic_uint_fast64_t auth[MGW_MX_AUTH_N]; /* auth check outcomes */
 	struct mgw_http_counters http;  /* the worker's listeners */
 };
 

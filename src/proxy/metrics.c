@@ -245,6 +245,12 @@ void mgw_metrics_txn_done(const struct mgw_txn *t, int status)
 		                   MGW_METRICS_N_CLASSES + cls], 1);
 }
 
+void mgw_metrics_auth(struct mgw_metrics_worker *w, enum mgw_metrics_auth o)
+{
+	if (w && (unsigned)o < MGW_MX_AUTH_N)
+		add(&w->auth[o], 1);
+}
+
 void mgw_metrics_sse_open(struct mgw_metrics_worker *w)
 {
 	if (w)

@@ -46,6 +46,9 @@ void mgw_metrics_txn_done(const struct mgw_txn *t, int status);
 void mgw_metrics_sse_open(struct mgw_metrics_worker *w);
 void mgw_metrics_sse_close(struct mgw_metrics_worker *w);
 
+/* One outcome of the auth check on this worker (w NULL: nothing). */
+void mgw_metrics_auth(struct mgw_metrics_worker *w, enum mgw_metrics_auth o);
+
 /* A configuration reload ended (ok: applied).  Process-wide; any thread. */
 void mgw_metrics_reload_done(int ok);
 /* Reloads that succeeded / failed, and the wall-clock second of the last
@@ -54,11 +57,13 @@ void mgw_metrics_reloads(uint64_t *ok, uint64_t *failed, double *last);
 
 /* The exposition text (util/prom.h) of m and of what rt, ups and sh
  * (NULL: stateless) count: *body (malloc'd) and *len.  Reads only
- * atomics and thread-safe store statistics: any worker may call it.
+ * atomics and thread-safe store statistics (and the auth keyring's,
+ * keys not NULL): any worker may call it.
  * Returns 0 or MGW_ENOMEM. */
+struct mgw_keyring;
 int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
                      const struct mgw_upstreams *ups, struct mgw_sf_shared *sh,
-                     char **body, size_t *len);
+                     const struct mgw_keyring *keys, char **body, size_t *len);
 
 /* The slot of a tool name: 0 .. tl->size - 1, or tl->size when it
  * counts as "other" (no slot left, or a name over 128 bytes). */

@@ -12,6 +12,7 @@
 #include <nghttp2/nghttp2.h>
 #include <openssl/crypto.h>
 
+#include "auth/keyring.h"
 #include "core/errors.h"
 #include "proxy/metrics.h"
 #include "proxy/repin.h"
@@ -502,9 +503,51 @@ static void sessions(struct mgw_prom *p, struct mgw_sf_shared *sh)
 	store_ops(p, sh);
 }
 
+/* ---- auth ------------------------------------------------------------------ */
+
+static void auth(struct mgw_prom *p, const struct mgw_metrics *m,
+                 const struct mgw_keyring *keys)
+{
+	static const char *const res[MGW_MX_AUTH_N] = {
+		"ok", "missing", "invalid", "insufficient_scope",
+	};
+	struct mgw_keyring_stats ks;
+	struct mgw_prom_label l;
+
+	mgw_prom_family(p, "mcpgw_auth_requests_total", "counter",
+	                "Requests the auth check judged, by result.");
+	for (unsigned o = 0; o < MGW_MX_AUTH_N; o++) {
+		uint64_t v = 0;
+
+		for (unsigned w = 0; w < m->n_workers; w++)
+			v += ld(&m->w[w].auth[o]);
+		l.name = "result";
+		l.value = res[o];
+		mgw_prom_sample_u64(p, "mcpgw_auth_requests_total", &l, 1, v);
+	}
+	if (!keys)
+		return;
+	mgw_keyring_stats(keys, &ks);
+	mgw_prom_family(p, "mcpgw_jwks_fetches_total", "counter",
+	                "JWKS fetches from auth.jwks_url, by result.");
+	l.name = "result";
+	l.value = "ok";
+	mgw_prom_sample_u64(p, "mcpgw_jwks_fetches_total", &l, 1, ks.fetch_ok);
+	l.value = "failed";
+	mgw_prom_sample_u64(p, "mcpgw_jwks_fetches_total", &l, 1,
+	                    ks.fetch_failed);
+	mgw_prom_family(p, "mcpgw_jwks_keys", "gauge",
+	                "Keys the auth check verifies tokens with.");
+	mgw_prom_sample_u64(p, "mcpgw_jwks_keys", NULL, 0, ks.keys);
+	mgw_prom_family(p, "mcpgw_jwks_last_success_timestamp_seconds", "gauge",
+	                "When the JWKS was last fetched (0: never).");
+	mgw_prom_sample_u64(p, "mcpgw_jwks_last_success_timestamp_seconds",
+	                    NULL, 0, (uint64_t)ks.last_ok);
+}
+
 int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
                      const struct mgw_upstreams *ups, struct mgw_sf_shared *sh,
-                     char **body, size_t *len)
+                     const struct mgw_keyring *keys, char **body, size_t *len)
 {
 	struct mgw_prom p;
 
@@ -516,5 +559,6 @@ int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
 	upstreams(&p, m, ups);
 	if (sh)
 		sessions(&p, sh);
+	auth(&p, m, keys);
 	return mgw_prom_finish(&p, body, len);
 }

@@ -18,6 +18,7 @@ struct mgw_sf;
 struct mgw_liveness;
 struct mgw_metrics;
 struct mgw_metrics_worker;
+struct mgw_auth_wait;
 
 /* Counters of one worker (only grow; read from the worker's thread or
  * after it stopped). */
@@ -52,6 +53,9 @@ struct mgw_pipeline {
 	                                      * counters (GET /metrics), or
 	                                      * NULL */
 	struct mgw_metrics_worker *mx;       /* this worker's block of it */
+	struct mgw_auth_wait *auth;          /* owned: the auth check's side
+	                                      * of this worker (auth:), or
+	                                      * NULL */
 };
 
 #endif

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "http/server.h"
 #include "mcp/era.h"
+#include "proxy/auth_wait.h"
 #include "proxy/checks.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
@@ -53,6 +54,19 @@ int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
 	return pl->sf ? 0 : MGW_ENOMEM;
 }
 
+int mgw_pipeline_enable_auth(struct mgw_pipeline *pl, struct mgw_keyring *keys,
+                             char *err, size_t errlen)
+{
+	if (pl->auth)
+		return MGW_EINVAL;
+	pl->auth = mgw_auth_wait_new(pl->base, &pl->conf->auth, keys);
+	if (!pl->auth) {
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	return 0;
+}
+
 int mgw_pipeline_idle(const struct mgw_pipeline *pl)
 {
 	return pl->live == 0 && mgw_sf_idle(pl->sf);
@@ -67,6 +81,7 @@ void mgw_pipeline_free(struct mgw_pipeline *pl)
 		         pl->live);
 	/* before the pool: it cancels upstream requests of its own */
 	mgw_sf_free(pl->sf);
+	mgw_auth_wait_free(pl->auth);
 	mgw_upool_free(pl->pool);
 	free(pl);
 }

@@ -64,6 +64,13 @@ int mgw_pipeline_enable_stateful(struct mgw_pipeline *pl,
                                  struct mgw_sf_shared *sh, char *err,
                                  size_t errlen);
 
+/* Turns the auth check on (auth: configured): the worker's side of it
+ * over keys (borrowed: it outlives pl).  Main thread, before the worker
+ * runs its new pipeline.  Returns 0 or MGW_ENOMEM with err. */
+struct mgw_keyring;
+int mgw_pipeline_enable_auth(struct mgw_pipeline *pl, struct mgw_keyring *keys,
+                             char *err, size_t errlen);
+
 /* The HTTP server handler (mgw_http_handler_cb); arg is the pipeline. */
 void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg);
 

@@ -43,6 +43,7 @@ void mgw_serve_gen_free(struct mgw_serve_gen *g)
 	if (!g)
 		return;
 	mgw_sf_shared_free(g->sf);
+	mgw_keyring_free(g->keys);
 	mgw_routes_free(g->routes);
 	mgw_upstreams_free(g->ups);
 	if (!g->stores_owner)
@@ -83,6 +84,11 @@ struct mgw_serve_gen *mgw_serve_gen_new(struct mgw_config *cfg,
 			goto fail;
 		}
 		g->stores_owner = prev_sf == NULL;
+	}
+	if (cfg->serve.auth.enabled) {
+		g->keys = mgw_keyring_new(house, &cfg->serve.auth, err, errlen);
+		if (!g->keys)
+			goto fail;
 	}
 	return g;
 fail:
@@ -222,7 +228,9 @@ static int build_pipelines(struct serve *sv, struct mgw_serve_gen *g,
 		                          errlen);
 		if (!pls[i] ||
 		    (g->sf && mgw_pipeline_enable_stateful(pls[i], g->sf, err,
-		                                           errlen) != 0)) {
+		                                           errlen) != 0) ||
+		    (g->keys && mgw_pipeline_enable_auth(pls[i], g->keys, err,
+		                                         errlen) != 0)) {
 			free_pipelines(pls, i + 1);
 			return MGW_EINVAL;
 		}
@@ -350,6 +358,8 @@ void mgw_serve_reload(struct serve *sv)
 		goto fail;
 	}
 	kept = mgw_upstreams_adopt(g->ups, sv->ups);
+	if (g->keys)
+		mgw_keyring_adopt(g->keys, sv->gen->keys);
 	health = mgw_health_new(sv->base, g->ups, err, sizeof(err));
 	if (!health) {
 		refuse(sv, err);

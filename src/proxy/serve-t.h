@@ -8,6 +8,7 @@
 #include <event2/event.h>
 
 #include "conf/config-t.h"
+#include "auth/keyring.h"
 #include "core/cli-t.h"
 #include "net/serve_listeners.h"
 #include "proxy/route-t.h"
@@ -24,6 +25,8 @@ struct mgw_serve_gen {
 	struct mgw_upstreams *ups;
 	struct mgw_routes *routes;
 	struct mgw_sf_shared *sf;       /* stateful and auto modes */
+	struct mgw_keyring *keys;       /* auth: the keys tokens are checked
+	                                 * with (fetched on the main loop) */
 	atomic_int refs;                /* retired pipelines not yet freed */
 	int stores_owner;               /* the session stores were opened
 	                                 * with this snapshot's settings (they

@@ -701,6 +701,12 @@ int mgw_serve_main(int argc, char **argv)
 			fprintf(stderr, "mcpgw serve: sessions: %s\n", err);
 			goto out;
 		}
+		if (sv.gen->keys &&
+		    mgw_pipeline_enable_auth(sv.workers[i]->pl, sv.gen->keys, err,
+		                             sizeof(err)) != 0) {
+			fprintf(stderr, "mcpgw serve: auth: %s\n", err);
+			goto out;
+		}
 	}
 	/* Before the listeners: "listening on" tells a supervisor it may
 	 * signal us, and a SIGTERM must then be a graceful stop, not the

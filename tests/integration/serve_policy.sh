@@ -16,6 +16,9 @@
 # - filter_tools_list: the JSON tools/list answer lacks the denied tools
 #   (both eras), everything else as the replica sent it, Content-Length
 #   right; without it the list is the replica's, unchanged;
+# - rules of "policy:" chosen by the principal the auth check verified
+#   (static bearer tokens with scopes): the first whose when holds
+#   replaces the route's lists, for tools/call and the tools/list filter;
 # - a configuration with a bad policy key fails check-config with its
 #   key path.
 # The replica's /debug/requests show that no denied request reached it.
@@ -196,6 +199,62 @@ assert_code "no filter_tools_list: tools/list" 200
 assert_eq "no filter_tools_list: the replica's bytes" "$DIRECT_SHA" "$(sha256sum <"$BODYF" | cut -d' ' -f1)"
 modern "$G_URL" 32 tools/call '{"name":"add","arguments":{"a":1,"b":2}}'
 denied "no filter_tools_list: add is still refused" 32 "tool 'add' not allowed on this route" tools/call add
+
+# --- rules on the principal (auth: with static tokens) ---------------------------------------
+# The route denies every tool; a token with scope admin gets everything
+# but add, one with scope tools only echo, one with neither the route's
+# lists (a static token has scopes, no claims: a claims rule never holds).
+tokdig() { printf 'sha256:%s' "$(printf %s "$1" | sha256sum | cut -d' ' -f1)"; }
+ADMIN=admin-token-0123456789abcdef
+READER=reader-token-0123456789abcdef
+PLAIN=plain-token-0123456789abcdef
+cat >"$T_DIR/rules.yaml" <<EOF
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: pool
+    servers:
+      - url: http://$R1
+    health:
+      type: tcp
+routes:
+  - upstream: pool
+    deny_tools: ['*']
+    filter_tools_list: true
+    policy:
+      - when: {claims: {sub: admin}}
+        allow_tools: [add]
+      - when: {scopes: [admin]}
+        deny_tools: [add]
+      - when: {scopes: [tools, mcp]}
+        allow_tools: [echo]
+auth:
+  resource: https://mcp.test/mcp
+  required_scopes: [mcp]
+  static_tokens:
+    - {name: admin, digest: "$(tokdig "$ADMIN")", scopes: [mcp, admin]}
+    - {name: reader, digest: "$(tokdig "$READER")", scopes: [mcp, tools]}
+    - {name: plain, digest: "$(tokdig "$PLAIN")", scopes: [mcp]}
+EOF
+start_serve -c "$T_DIR/rules.yaml"
+call() { # TOKEN ID TOOL
+	modern "$G_URL" "$2" tools/call "{\"name\":\"$3\",\"arguments\":{\"a\":1,\"b\":2,\"text\":\"t\"}}" -H "Authorization: Bearer $1"
+}
+call "$ADMIN" 51 whoami
+assert_code "principal: scope admin -> its rule: whoami allowed" 200
+call "$ADMIN" 52 add
+denied "principal: scope admin -> its rule denies add" 52 "tool 'add' not allowed on this route" tools/call add
+call "$READER" 53 echo
+assert_code "principal: scopes tools+mcp -> echo allowed" 200
+call "$READER" 54 whoami
+denied "principal: scopes tools+mcp -> only echo" 54 "tool 'whoami' not allowed on this route" tools/call whoami
+call "$PLAIN" 55 echo
+denied "principal: no rule holds -> the route's deny '*'" 55 "tool 'echo' not allowed on this route" tools/call echo
+modern "$G_URL" 56 tools/call '{"name":"echo","arguments":{"text":"t"}}'
+assert_code "principal: no token at all: the auth check answers first" 401
+modern "$G_URL" 57 tools/list '{}' -H "Authorization: Bearer $READER"
+assert_jq "principal: the tools/list filter follows the principal's rule" '[.result.tools[].name] == ["echo"]'
+stop_serve
 
 # --- check-config ------------------------------------------------------------------
 bad() { # WHAT ROUTE_YAML EXPECTED_ERE

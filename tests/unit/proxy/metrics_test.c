@@ -208,7 +208,7 @@ static char *page(struct fx *f)
 	char *body = NULL;
 	size_t len = 0;
 
-	assert_int_equal(mgw_metrics_page(f->m, f->routes, f->ups, NULL, &body,
+	assert_int_equal(mgw_metrics_page(f->m, f->routes, f->ups, NULL, NULL, &body,
 	                                  &len), 0);
 	assert_int_equal(strlen(body), len);
 	return body;
