@@ -1,9 +1,9 @@
 /* policy.h - the per-route tool policy, decided without I/O: which lists
  * apply to a principal (the first rule of "policy:" whose "when" holds,
  * else the route's own), and whether they allow one JSON-RPC message.
- * The check (check_policy.c) and the tools/list filter (policy_filter.c)
- * are its only callers; tests/unit/proxy/policy_test.c tests it as a
- * table.  The rules (doc/security.md, "Tool policy"):
+ * Called by the check (check_policy.c) and, for the tools/list filter
+ * (policy_filter.c), by the relay; tests/unit/proxy/policy_test.c tests
+ * it as a table.  The rules (doc/security.md, "Tool policy"):
  * - deny wins over allow; an allow list that is present (even empty)
  *   refuses what it does not name; "*" as a whole entry names everything;
  * - methods are exact; tools/call is judged by params.name, prompts/get

@@ -1,7 +1,9 @@
 /* policy_filter.h - the opt-in tools/list filter of a route with a tool
  * policy (filter_tools_list: true): the one place the gateway rewrites an
- * upstream's body.  Only a JSON answer the relay collects is rewritten
- * (Content-Length up to MGW_RELAY_CAPTURE_MAX); an SSE or chunked answer
+ * upstream's body.  Only a 200 JSON answer the relay collects is
+ * rewritten: with a Content-Length up to MGW_RELAY_CAPTURE_MAX, or
+ * without one (chunked; the stateful handler never passes one on) until
+ * it outgrows that bound, when it streams on unfiltered; an SSE answer
  * goes through unfiltered.  Filtering is cosmetic: a tools/call of a
  * denied tool is refused by the policy check whatever the list showed. */
 #ifndef MGW_PROXY_POLICY_FILTER_H
