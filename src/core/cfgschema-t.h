@@ -27,6 +27,10 @@ enum mgw_cfg_type {
 	MGW_CFG_STRLIST,  /* a list of strings: a char ** at off and its
 	                   * size_t count at aux; check (optional) runs on
 	                   * each item */
+	MGW_CFG_STRMAP,   /* a mapping of any keys to strings: a char ** at
+	                   * off holding key, value, key, value... and its
+	                   * size_t count of strings (twice the pairs) at aux;
+	                   * check (optional) runs on each value */
 };
 
 /* Field flags. */

@@ -494,6 +494,55 @@ static int conv_strlist(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
 	return 0;
 }
 
+/* Keys and values alike are scalars; a key given twice is refused as
+ * a section's would be.  Stored as a STRLIST of 2n strings, so release
+ * and comparison are the list's. */
+static int conv_strmap(struct mgw_cfg_ctx *c, const struct mgw_cfg_field *f,
+                       void *base, const struct mgw_cfg_node *n)
+{
+	char **items;
+	size_t count = 0;
+
+	if (mgw_cfg_node_is_null(n))
+		return 0;
+	if (n->kind != MGW_CFG_MAP)
+		return wrong_type(c, n, "a mapping of strings");
+	release_strlist(f, base);
+	items = calloc(n->n ? n->n : 1, sizeof(*items));
+	if (!items)
+		return out_of_memory(c, n);
+	memcpy((char *)base + f->off, &items, sizeof(items));
+	for (size_t i = 0; i + 1 < n->n; i += 2) {
+		const struct mgw_cfg_node *k = n->kids[i], *v = n->kids[i + 1];
+		char why[256] = "";
+		size_t saved = path_push_key(c, k->text);
+		int rc = k->kind == MGW_CFG_SCALAR ? need_text(c, v, "a string")
+		                                   : wrong_type(c, k, "a string");
+
+		for (size_t j = 0; rc == 0 && j < i; j += 2)
+			if (strcmp(items[j], k->text) == 0)
+				rc = mgw_cfg_fail(c, k, NULL, "duplicate key "
+				                  "(first given at line %u)",
+				                  n->kids[j]->line);
+		if (rc == 0 && !(items[i] = strdup(k->text)))
+			rc = out_of_memory(c, k);
+		if (rc == 0 && !(items[i + 1] = strdup(v->text))) {
+			free(items[i]);
+			rc = out_of_memory(c, v);
+		}
+		if (rc == 0) {
+			count = i + 2;
+			memcpy((char *)base + f->aux, &count, sizeof(count));
+			if (f->check && f->check(items[i + 1], why, sizeof(why)) != 0)
+				rc = mgw_cfg_fail(c, v, NULL, "%s", why);
+		}
+		path_pop(c, saved);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
 static const convert_fn converters[] = {
 	[MGW_CFG_STRING] = conv_string,
 	[MGW_CFG_BOOL] = conv_bool,
@@ -505,6 +554,7 @@ static const convert_fn converters[] = {
 	[MGW_CFG_LIST] = conv_list,
 	[MGW_CFG_NUMBER] = conv_number,
 	[MGW_CFG_STRLIST] = conv_strlist,
+	[MGW_CFG_STRMAP] = conv_strmap,
 };
 
 /* ---- sections ---- */
@@ -633,7 +683,7 @@ void mgw_cfg_release(const struct mgw_cfg_section *sec, void *obj)
 			mgw_cfg_release(f->sub, (char *)obj + f->off);
 		else if (f->type == MGW_CFG_LIST)
 			release_list(f, obj);
-		else if (f->type == MGW_CFG_STRLIST)
+		else if (f->type == MGW_CFG_STRLIST || f->type == MGW_CFG_STRMAP)
 			release_strlist(f, obj);
 	}
 }
@@ -691,6 +741,7 @@ static int field_equal(const struct mgw_cfg_field *f, const char *a,
 	case MGW_CFG_LIST:
 		return list_equal(f, a, b);
 	case MGW_CFG_STRLIST:
+	case MGW_CFG_STRMAP:
 		return strlist_equal(f, a, b);
 	default: /* integers, booleans, enums: f->size bytes */
 		return memcmp(a + f->off, b + f->off, f->size) == 0;

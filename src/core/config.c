@@ -107,6 +107,7 @@ static void shift_field(struct mgw_cfg_field *f, size_t off)
 {
 	f->off += off;
 	if (f->type == MGW_CFG_LIST || f->type == MGW_CFG_STRLIST ||
+	    f->type == MGW_CFG_STRMAP ||
 	    (f->type == MGW_CFG_SECTION && (f->flags & MGW_CFG_PRESENCE)))
 		f->aux += off;
 }

@@ -23,6 +23,7 @@ static const struct mgw_check *const table[] = {
 	&mgw_check_endpoint,
 	&mgw_check_auth,
 	&mgw_check_sep2243,
+	&mgw_check_policy,
 	&mgw_check_ratelimit,
 };
 

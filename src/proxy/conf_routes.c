@@ -11,6 +11,7 @@
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
 #include "core/errors.h"
+#include "proxy/conf_policy.h"
 #include "proxy/conf_serve.h"
 
 static const struct mgw_cfg_enum route_session_stores[] = {
@@ -106,11 +107,28 @@ static const struct mgw_cfg_field route_fields[] = {
 	{.key = "rate_limit", .type = MGW_CFG_SECTION, R(rate_limit),
 	 .aux = offsetof(struct mgw_route_conf, has_rate_limit),
 	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_rate_limit_conf_section},
+	/* tool policy (issue 15, conf_policy.c) */
+	MGW_POLICY_FIELDS(struct mgw_route_conf, policy),
+	{.key = "policy", .type = MGW_CFG_LIST,
+	 .off = offsetof(struct mgw_route_conf, policy_rules),
+	 .aux = offsetof(struct mgw_route_conf, n_policy_rules),
+	 .sub = &mgw_policy_rule_section},
+	{.key = "filter_tools_list", .type = MGW_CFG_BOOL, R(filter_tools_list),
+	 .def = "false"},
 };
 #undef R
+
+static int check_route(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                       void *obj)
+{
+	(void)c;
+	return mgw_policy_lists_seen(sc, &((struct mgw_route_conf *)obj)->policy);
+}
+
 const struct mgw_cfg_section mgw_route_conf_section = {
 	.size = sizeof(struct mgw_route_conf),
 	.fields = route_fields, .nfields = MGW_CFG_COUNT(route_fields),
+	.check = check_route,
 };
 
 /* ---- the default route ---- */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "auth/conf_auth-t.h"
+#include "proxy/conf_policy-t.h"
 #include "session/conf_sessions-t.h"
 
 enum mgw_mode_conf { MGW_MODE_STATELESS, MGW_MODE_STATEFUL, MGW_MODE_AUTO };
@@ -28,6 +29,13 @@ enum mgw_balancer_conf {
 };
 enum mgw_upstream_proto_conf { MGW_UP_HTTP1, MGW_UP_H2C, MGW_UP_ALPN };
 enum mgw_probe_conf { MGW_PROBE_HTTP, MGW_PROBE_TCP };
+/* What a group's upstreams get as Authorization (upstream_auth). */
+enum mgw_upstream_auth_conf {
+	MGW_UPAUTH_STRIP,       /* strip (default): never the client's */
+	MGW_UPAUTH_STATIC,      /* static: the group's upstream_credential */
+	MGW_UPAUTH_PASSTHROUGH, /* passthrough: the client's, unchanged (the
+	                         * token passthrough MCP forbids: opt-in) */
+};
 
 /* One replica: "servers: [{url, weight}]". */
 struct mgw_server_conf {
@@ -89,6 +97,11 @@ struct mgw_upstream_conf {
 	size_t n_servers;
 	struct mgw_health_conf health;
 	struct mgw_outlier_conf outlier;
+	enum mgw_upstream_auth_conf upstream_auth; /* upstream_auth (strip) */
+	char *credential_file;     /* upstream_credential.file: its first
+	                            * line is the Authorization value */
+	char *credential_env;      /* upstream_credential.env: a variable
+	                            * holding it (read when the file loads) */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */
@@ -151,6 +164,13 @@ struct mgw_route_conf {
 	size_t n_required_scopes;
 	int has_rate_limit;        /* rate_limit: given */
 	struct mgw_rate_limit_conf rate_limit;
+	/* tool policy (issue 15; conf_policy-t.h, doc/security.md) */
+	struct mgw_policy_lists policy;  /* allow_* / deny_* lists */
+	struct mgw_policy_rule_conf *policy_rules; /* policy: first rule
+	                            * whose when holds replaces the lists */
+	size_t n_policy_rules;
+	int filter_tools_list;     /* filter_tools_list (false): denied tools
+	                            * removed from a JSON tools/list answer */
 };
 
 /* A route's replay key (stateful mode). */

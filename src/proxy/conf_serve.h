@@ -38,6 +38,16 @@ int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
  * 1 to 64 letters, digits, '-', '_' or '.' (an mgw_cfg_string_check). */
 int mgw_conf_check_group_name(const char *s, char *why, size_t whylen);
 
+/* The Authorization value of a group with upstream_auth: static, read
+ * now from upstream_credential (the first line of its file, or its
+ * environment variable; trimmed, a valid header value) into a malloc'd
+ * *out; *out is NULL for the other modes.  Returns 0, or MGW_E* with the
+ * reason in why (never the value).  Free with
+ * mgw_upstream_credential_free (which wipes it). */
+int mgw_upstream_credential_load(const struct mgw_upstream_conf *u, char **out,
+                                 char *why, size_t whylen);
+void mgw_upstream_credential_free(char *v);
+
 /* Without routes: one route, every path, to the first group (s has at
  * least one).  Returns 0 or MGW_ENOMEM (s unchanged). */
 int mgw_serve_conf_default_route(struct mgw_serve_conf *s);

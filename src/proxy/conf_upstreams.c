@@ -3,11 +3,14 @@
  * ejection, with the checks that need several keys at once. */
 #include "autoconf.h"
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <openssl/crypto.h>
 
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
@@ -25,6 +28,10 @@ static const struct mgw_cfg_enum balancers[] = {
 static const struct mgw_cfg_enum up_protocols[] = {
 	{"http1", MGW_UP_HTTP1}, {"h2c", MGW_UP_H2C}, {"alpn", MGW_UP_ALPN},
 	{NULL, 0},
+};
+static const struct mgw_cfg_enum upstream_auths[] = {
+	{"strip", MGW_UPAUTH_STRIP}, {"static", MGW_UPAUTH_STATIC},
+	{"passthrough", MGW_UPAUTH_PASSTHROUGH}, {NULL, 0},
 };
 static const struct mgw_cfg_enum probe_types[] = {
 	{"http", MGW_PROBE_HTTP}, {"tcp", MGW_PROBE_TCP}, {NULL, 0},
@@ -193,6 +200,18 @@ static const struct mgw_cfg_section up_tls_section = {
 	.fields = up_tls_fields, .nfields = MGW_CFG_COUNT(up_tls_fields),
 };
 
+/* "upstream_credential:" of a group stores into the group itself. */
+static const struct mgw_cfg_field up_cred_fields[] = {
+	{.key = "file", .type = MGW_CFG_STRING, U(credential_file),
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_file},
+	{.key = "env", .type = MGW_CFG_STRING, U(credential_env),
+	 .check = mgw_cfg_check_nonempty},
+};
+static const struct mgw_cfg_section up_cred_section = {
+	.size = sizeof(struct mgw_upstream_conf),
+	.fields = up_cred_fields, .nfields = MGW_CFG_COUNT(up_cred_fields),
+};
+
 static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                           void *obj);
 
@@ -221,6 +240,10 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	{.key = "outlier", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_upstream_conf, outlier),
 	 .sub = &outlier_section},
+	{.key = "upstream_auth", .type = MGW_CFG_ENUM, U(upstream_auth),
+	 .enums = upstream_auths, .def = "strip"},
+	{.key = "upstream_credential", .type = MGW_CFG_SECTION, .off = 0,
+	 .sub = &up_cred_section},
 };
 #undef U
 const struct mgw_cfg_section mgw_upstream_conf_section = {
@@ -268,6 +291,41 @@ static int check_outlier(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	                    "must not exceed max_ejection (%gs)", o->max_ejection);
 }
 
+/* static needs one credential source, the other modes none (a
+ * credential that would silently go unused is a mistake); the value is
+ * read now, so check-config and a reload fail on a missing file or
+ * variable.  The value is never put in a message. */
+static int check_upstream_auth(struct mgw_cfg_ctx *c,
+                               const struct mgw_cfg_scope *sc,
+                               const struct mgw_upstream_conf *u)
+{
+	const struct mgw_cfg_node *at = mgw_cfg_scope_value(sc, "upstream_auth");
+	const struct mgw_cfg_node *cred =
+		mgw_cfg_scope_value(sc, "upstream_credential");
+	char why[256];
+	char *v = NULL;
+
+	if (u->upstream_auth != MGW_UPAUTH_STATIC) {
+		if (cred && (u->credential_file || u->credential_env))
+			return mgw_cfg_fail(c, cred, "upstream_credential",
+			                    "only used with upstream_auth: static");
+		return 0;
+	}
+	if (!u->credential_file == !u->credential_env)
+		return mgw_cfg_fail(c, cred ? cred : at,
+		                    cred ? "upstream_credential" : "upstream_auth",
+		                    "static needs upstream_credential with "
+		                    "exactly one of file or env");
+	if (mgw_upstream_credential_load(u, &v, why, sizeof(why)) != 0)
+		return mgw_cfg_fail(c, mgw_cfg_map_value(cred, u->credential_file
+		                                                ? "file" : "env"),
+		                    u->credential_file ? "upstream_credential.file"
+		                                       : "upstream_credential.env",
+		                    "%s", why);
+	mgw_upstream_credential_free(v);
+	return 0;
+}
+
 /* https with HTTP/1.1 is HTTP/1.1 over TLS; alpn negotiates h2 or
  * http/1.1 and therefore needs TLS; h2c is cleartext HTTP/2 by
  * definition.  A group speaks one protocol, so these hold per server. */
@@ -278,7 +336,10 @@ static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	const struct mgw_cfg_node *list = mgw_cfg_scope_value(sc, "servers");
 	const struct mgw_cfg_node *proto = mgw_cfg_scope_value(sc, "protocol");
 	char key[64];
+	int rc;
 
+	if ((rc = check_upstream_auth(c, sc, u)) != 0)
+		return rc;
 	if (u->balancer == MGW_BAL_HASH && !u->hash_header)
 		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "balancer"),
 		                    "balancer", "hash needs hash_header");
@@ -311,6 +372,107 @@ static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		}
 	}
 	return 0;
+}
+
+/* ---- the static credential ---- */
+
+/* Longest credential accepted (a header value the client layer sends). */
+#define CRED_MAX 8192
+
+static int cred_value(char *v, char *why, size_t whylen)
+{
+	size_t n = strlen(v), i = 0;
+
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r' ||
+	             v[n - 1] == '\n'))
+		v[--n] = '\0';
+	while (v[i] == ' ' || v[i] == '\t')
+		i++;
+	memmove(v, v + i, n - i + 1);
+	n -= i;
+	if (n == 0) {
+		snprintf(why, whylen, "the credential is empty");
+		return -1;
+	}
+	if (n > CRED_MAX || !mgw_header_value_valid(v, n)) {
+		snprintf(why, whylen, "the credential is not a valid header value "
+		         "(visible ASCII, spaces or tabs, at most %d bytes)",
+		         CRED_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+static int cred_from_file(const char *path, char **out, char *why,
+                          size_t whylen)
+{
+	char *line = calloc(1, CRED_MAX + 3);
+	FILE *f;
+
+	if (!line) {
+		snprintf(why, whylen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(why, whylen, "cannot read '%.100s': %s", path,
+		         strerror(errno));
+		goto fail;
+	}
+	if (!fgets(line, CRED_MAX + 2, f))
+		line[0] = '\0';
+	fclose(f);
+	if (strlen(line) > CRED_MAX && !strchr(line, '\n')) {
+		snprintf(why, whylen, "the credential's first line is longer than "
+		         "%d bytes", CRED_MAX);
+		goto fail;
+	}
+	if (cred_value(line, why, whylen) != 0)
+		goto fail;
+	*out = line;
+	return 0;
+fail:
+	mgw_upstream_credential_free(line);
+	return MGW_EINVAL;
+}
+
+int mgw_upstream_credential_load(const struct mgw_upstream_conf *u, char **out,
+                                 char *why, size_t whylen)
+{
+	const char *e;
+	char *v;
+
+	*out = NULL;
+	if (u->upstream_auth != MGW_UPAUTH_STATIC)
+		return 0;
+	if (u->credential_file)
+		return cred_from_file(u->credential_file, out, why, whylen);
+	e = u->credential_env ? getenv(u->credential_env) : NULL;
+	if (!e || !*e) {
+		snprintf(why, whylen, "the environment variable %.64s is %s",
+		         u->credential_env ? u->credential_env : "?",
+		         e ? "empty" : "not set");
+		return MGW_EINVAL;
+	}
+	if (strlen(e) > CRED_MAX + 64 || !(v = strdup(e))) {
+		snprintf(why, whylen, "the credential is longer than %d bytes",
+		         CRED_MAX);
+		return MGW_EINVAL;
+	}
+	if (cred_value(v, why, whylen) != 0) {
+		mgw_upstream_credential_free(v);
+		return MGW_EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+void mgw_upstream_credential_free(char *v)
+{
+	if (v) {
+		OPENSSL_cleanse(v, strlen(v));
+		free(v);
+	}
 }
 
 /* ---- enumerations ---- */

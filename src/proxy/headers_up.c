@@ -171,3 +171,41 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
 	}
 	return 0;
 }
+
+/* The client's credentials for the gateway: Authorization, and
+ * Proxy-Authorization (RFC 9110 11.7.2: meant for the proxy it reached,
+ * here the gateway, not for the servers behind it). */
+static int is_credential(const struct mgw_header *f)
+{
+	return MGW_HEADER_IS(f, "authorization") ||
+	       MGW_HEADER_IS(f, "proxy-authorization");
+}
+
+int mgw_proxy_upstream_auth(struct mgw_headers *out,
+                            const struct mgw_headers *in,
+                            enum mgw_upstream_auth_conf mode,
+                            const char *credential)
+{
+	size_t n = in ? mgw_headers_count(in, "authorization") : 0;
+	size_t np = in ? mgw_headers_count(in, "proxy-authorization") : 0;
+
+	if (mode == MGW_UPAUTH_PASSTHROUGH ||
+	    (mode == MGW_UPAUTH_STRIP && !n && !np))
+		return 0;
+	if (mode == MGW_UPAUTH_STATIC && n == 1 && !np &&
+	    strcmp(mgw_headers_get(in, "authorization"), credential) == 0)
+		return 0; /* already the group's (a replay's kept credentials) */
+	for (size_t i = 0; in && i < in->n; i++) {
+		const struct mgw_header *f = &in->v[i];
+
+		if (is_credential(f))
+			continue;
+		if (mgw_headers_add(out, f->name, f->name_len, f->value,
+		                    f->value_len) != 0)
+			return MGW_ENOMEM;
+	}
+	if (mode == MGW_UPAUTH_STATIC &&
+	    mgw_headers_adds(out, "Authorization", credential) != 0)
+		return MGW_ENOMEM;
+	return 1;
+}

@@ -25,4 +25,16 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
                             const char *peer, int tls, const char *authority,
                             int h2);
 
+/* upstream_auth (the group's mode) applied to a list going upstream:
+ * strip drops every Authorization and Proxy-Authorization field, static
+ * replaces them by one "Authorization: credential", passthrough keeps
+ * them.  Returns 0 when in
+ * can go as it is (out untouched), 1 when out (initialised by the
+ * caller) holds the list to send instead, or MGW_ENOMEM.  Every request
+ * the gateway sends upstream goes through it (mgw_upool_send). */
+int mgw_proxy_upstream_auth(struct mgw_headers *out,
+                            const struct mgw_headers *in,
+                            enum mgw_upstream_auth_conf mode,
+                            const char *credential);
+
 #endif

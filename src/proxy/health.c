@@ -447,8 +447,8 @@ static int add_header(struct mgw_headers *h, const char *name,
 }
 
 /* Content-Type / Accept for a body, the SEP-2243 headers mirrored from a
- * JSON-RPC body, then the configured headers (which replace ours of the
- * same name). */
+ * JSON-RPC body, the group's static upstream credential, then the
+ * configured headers (which replace ours of the same name). */
 static int build_headers(struct probe *p, char *err, size_t errlen)
 {
 	const struct mgw_health_conf *hc = p->conf;
@@ -480,6 +480,10 @@ static int build_headers(struct probe *p, char *err, size_t errlen)
 		}
 		mgw_jrpc_msg_deinit(&m);
 	}
+	/* upstream_auth static: a probe is a request the gateway sends */
+	if (p->s->group->credential)
+		rc |= add_header(&p->hdrs, "Authorization",
+		                 p->s->group->credential);
 	for (size_t i = 0; i < hc->n_headers; i++)
 		mgw_headers_remove(&p->hdrs, hc->headers[i].name);
 	for (size_t i = 0; i < hc->n_headers; i++)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "http/headers.h"
+#include "proxy/headers_up.h"
 #include "proxy/pool.h"
 #include "proxy/retry.h"
 #include "proxy/upstream.h"
@@ -169,12 +171,22 @@ int mgw_upool_send(struct mgw_upool *p, struct mgw_upstream_server *s,
 {
 	struct mgw_client_reqspec sp = *spec;
 	char *target = mgw_upool_target(s, spec->target);
+	struct mgw_headers auth;
 	int rc;
 
 	if (!target)
 		return MGW_ENOMEM;
 	sp.target = target;
-	rc = mgw_client_request(p->origins[s->group->index][s->index], &sp, out);
+	mgw_headers_init(&auth);
+	rc = mgw_proxy_upstream_auth(&auth, spec->headers,
+	                             s->group->conf->upstream_auth,
+	                             s->group->credential);
+	if (rc == 1)
+		sp.headers = &auth;
+	if (rc >= 0)
+		rc = mgw_client_request(p->origins[s->group->index][s->index],
+		                        &sp, out);
+	mgw_headers_deinit(&auth);
 	free(target);
 	if (rc == 0)
 		mgw_upstream_acquire(s);

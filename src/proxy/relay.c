@@ -13,6 +13,8 @@
 #include "proxy/handler.h"
 #include "proxy/metrics.h"
 #include "proxy/pipeline.h"
+#include "proxy/policy.h"
+#include "proxy/policy_filter.h"
 #include "proxy/relay.h"
 #include "proxy/txn.h"
 #include "proxy/upstream.h"
@@ -115,11 +117,20 @@ static void end_collect(struct mgw_txn *t)
 	struct mgw_relay *rl = &t->rl;
 	size_t n = evbuffer_get_length(rl->buf);
 	unsigned char *body = n ? evbuffer_pullup(rl->buf, -1) : NULL;
+	char *filtered = NULL;
 
-	rl->bytes = n;
 	completed(t, rl->buf);
+	/* filter_tools_list: the one rewritten body (policy_filter.h); the
+	 * layer sets the new Content-Length */
+	if (t->status == 200 && n && mgw_policy_filter_wanted(t) &&
+	    mgw_policy_filter_tools(mgw_policy_select(t->route->conf,
+	                                              t->principal),
+	                            body, n, &filtered, &n) == 1)
+		body = (unsigned char *)filtered;
+	rl->bytes = n;
 	mgw_txn_access_log(t, t->status);
 	mgw_http_respond(t->x, t->status, &rl->hdrs, NULL, body, n);
+	free(filtered);
 	t->x = NULL;
 	mgw_txn_free(t);
 }
@@ -220,10 +231,43 @@ static int stream_data(struct mgw_txn *t, const unsigned char *d, size_t n)
 	return flush_held(t);
 }
 
+static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
+                        unsigned flags, uint32_t tag);
+
+/* An unsized answer collected for the tools/list filter outgrew the
+ * bound: it streams unfiltered after all, what was collected first. */
+static int collect_to_stream(struct mgw_txn *t)
+{
+	struct mgw_relay *rl = &t->rl;
+	struct evbuffer *got = rl->buf;
+	struct mgw_headers h = rl->hdrs;
+	int rc;
+
+	mgw_headers_init(&rl->hdrs);
+	if (!(rl->buf = evbuffer_new())) {
+		rl->buf = got;
+		mgw_headers_deinit(&h);
+		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
+		return -1;
+	}
+	rc = begin_stream(t, &h, rl->flags, rl->tag);
+	mgw_headers_deinit(&h);
+	if (rc == 0)
+		rc = stream_data(t, evbuffer_pullup(got, -1),
+		                 evbuffer_get_length(got));
+	evbuffer_free(got);
+	return rc;
+}
+
 static int collect_data(struct mgw_txn *t, const unsigned char *d, size_t n)
 {
 	struct mgw_relay *rl = &t->rl;
 
+	if (rl->unsized && evbuffer_get_length(rl->buf) + n > rl->expect_len) {
+		if (collect_to_stream(t) != 0)
+			return -1;
+		return stream_data(t, d, n);
+	}
 	if (evbuffer_get_length(rl->buf) + n > rl->expect_len) {
 		/* more than announced: the client layer frames by
 		 * Content-Length, so this is a broken upstream */
@@ -322,6 +366,26 @@ static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
 	return 0;
 }
 
+/* A tools/list answer to filter (policy_filter.h) is collected up to the
+ * capture bound, sized or not (the stateful handler passes no
+ * Content-Length on); past the bound it streams unfiltered.  Returns 1
+ * with *len (the bound) and rl->unsized set, or 0. */
+static int collects_to_filter(struct mgw_txn *t, const struct mgw_headers *h,
+                              size_t *len)
+{
+	size_t ncl = mgw_headers_count(h, "content-length");
+
+	if (t->rl.sse || t->status != 200 || ncl > 1 ||
+	    !mgw_policy_filter_wanted(t))
+		return 0;
+	if (ncl == 1)
+		return mgw_relay_small_length(mgw_headers_get(h, "content-length"),
+		                              MGW_RELAY_CAPTURE_MAX, len);
+	t->rl.unsized = 1;
+	*len = MGW_RELAY_CAPTURE_MAX;
+	return 1;
+}
+
 int mgw_relay_begin(struct mgw_txn *t, const struct mgw_headers *h,
                     unsigned flags, uint32_t tag)
 {
@@ -331,9 +395,12 @@ int mgw_relay_begin(struct mgw_txn *t, const struct mgw_headers *h,
 	rl->sse = mgw_relay_is_event_stream(mgw_headers_get(h, "content-type"));
 	if (!rl->buf && !(rl->buf = evbuffer_new()))
 		goto nomem;
-	if (mgw_relay_collects(mgw_http_method(t->x), t->status, h, &len)) {
+	if (mgw_relay_collects(mgw_http_method(t->x), t->status, h, &len) ||
+	    collects_to_filter(t, h, &len)) {
 		rl->mode = MGW_RELAY_COLLECT;
 		rl->expect_len = len;
+		rl->flags = flags;
+		rl->tag = tag;
 		mgw_headers_deinit(&rl->hdrs);
 		mgw_headers_init(&rl->hdrs);
 		if (mgw_headers_add_all(&rl->hdrs, h) != 0)

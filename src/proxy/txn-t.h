@@ -47,6 +47,11 @@ struct mgw_relay {
 	uint64_t bytes;               /* body bytes given to the client */
 	struct mgw_metrics_worker *sse_mx; /* an SSE stream counted open
 	                               * there (closed at deinit), or NULL */
+	/* COLLECT of an answer without Content-Length (a tools/list to
+	 * filter, policy_filter.h): streams after all past expect_len */
+	int unsized;
+	unsigned flags;               /* mgw_relay_begin's, for that stream */
+	uint32_t tag;
 };
 
 /* One transaction per client exchange: it owns the classification, the

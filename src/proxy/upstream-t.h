@@ -95,6 +95,9 @@ struct mgw_upstream_group {
 	struct mgw_hash_point *ring;    /* sorted by hash (balancer hash only) */
 	size_t n_ring;
 	struct mgw_upstreams *ups;
+	char *credential;               /* upstream_auth static: the
+	                                 * Authorization value (owned; read
+	                                 * when the generation was built) */
 };
 
 /* Every group of one snapshot, and the proxy-wide retry budget. */

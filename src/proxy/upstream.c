@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "net/tls_client.h"
 #include "proxy/balancer.h"
+#include "proxy/conf_serve.h"
 #include "proxy/retry.h"
 #include "proxy/upstream.h"
 #include "util/url.h"
@@ -111,6 +112,7 @@ static void group_deinit(struct mgw_upstream_group *g)
 		server_deinit(&g->servers[i]);
 	free(g->servers);
 	free(g->ring);
+	mgw_upstream_credential_free(g->credential);
 	if (g->tls)
 		SSL_CTX_free(g->tls);
 }
@@ -153,6 +155,12 @@ static int group_init(struct mgw_upstreams *ups, size_t gi, char *err,
 			snprintf(err, errlen, "upstream %s: %s", g->name, why);
 			return MGW_EINVAL;
 		}
+	}
+	if (mgw_upstream_credential_load(uc, &g->credential, why,
+	                                 sizeof(why)) != 0) {
+		snprintf(err, errlen, "upstream %s: upstream_credential: %s",
+		         g->name, why);
+		return MGW_EINVAL;
 	}
 	if (g->balancer == MGW_BAL_HASH && mgw_hash_ring_build(g) != 0) {
 		snprintf(err, errlen, "out of memory");

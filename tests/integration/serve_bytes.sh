@@ -4,8 +4,9 @@
 # escapes, big numbers, look-alike keys, odd whitespace, key order, a
 # chunked upload, a large body) arrive byte-identical (SHA-256 recorded by
 # "mcpgw backend --record"); end-to-end headers (MCP-Protocol-Version,
-# Mcp-Method, Mcp-Name, Mcp-Param-*, traceparent, Authorization, unknown
-# ones, a stray Mcp-Session-Id) arrive unchanged and in order; hop-by-hop
+# Mcp-Method, Mcp-Name, Mcp-Param-*, traceparent, Authorization (the group
+# opts in with upstream_auth: passthrough), unknown ones, a stray
+# Mcp-Session-Id) arrive unchanged and in order; hop-by-hop
 # fields (RFC 9110 7.6.1, and those named in Connection) are removed; the
 # client's Forwarded / X-Forwarded-For are not trusted and the gateway's
 # own are appended.  GET and DELETE on the MCP endpoint answer 405.
@@ -25,12 +26,16 @@ R2=$B_ADDR
 
 # TCP health probes: the replicas' records then hold only client traffic.
 # The stateless mode (not the default auto): GET and DELETE answer 405.
+# upstream_auth: passthrough, so that Authorization is one of the
+# end-to-end fields compared (the default, strip, removes it:
+# serve_upstream_auth.sh).
 cat >"$T_DIR/serve.yaml" <<EOF
 listeners:
   - address: 127.0.0.1:0
 mode: stateless
 upstreams:
   - name: pool
+    upstream_auth: passthrough
     servers:
       - url: http://$R1
       - url: http://$R2

@@ -4,7 +4,8 @@
 # two "mcpgw backend --era modern" replicas through the gateway, pinned to
 # 2026-07-28 and auto-negotiating, with its requests spread over both;
 # and the same client reaches two servers built on the SDK itself
-# (@modelcontextprotocol/server, tests/interop/sdk_server.mjs).  The
+# (@modelcontextprotocol/server, tests/interop/sdk_server.mjs); and the
+# client through a route with a tool policy and filter_tools_list.  The
 # packages live in their own npm prefix under the interop cache
 # ($TOP_BUILDDIR/tests/interop/.cache/serve) so that this test and
 # sdk_interop.sh never install into one directory at the same time.
@@ -76,6 +77,31 @@ client auto_backends "$G_URL" auto "auto through the gateway"
 assert_eq "client 2.x auto -> gateway -> backends: exit status" 0 "$RC"
 sum_is "auto: chose the modern era" '.era == "modern" and .echo == "auto through the gateway"'
 sum_is "auto: no initialize on the wire" '.wire | all(.rpc != "initialize")'
+stop_serve
+
+# --- client 2.x -> gateway with a tool policy and filter_tools_list (issue 15) ------------------
+# The rewritten tools/list answer (denied tools removed, re-serialized)
+# must still be one the SDK accepts.
+cat >"$T_DIR/policy.yaml" <<EOF
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: pool
+    servers:
+      - url: http://$B1
+    health:
+      type: tcp
+routes:
+  - upstream: pool
+    deny_tools: [add, whoami]
+    filter_tools_list: true
+EOF
+start_serve -c "$T_DIR/policy.yaml"
+client pin_policy "$G_URL" pin "through a tool policy"
+assert_eq "client 2.x -> gateway with a tool policy: exit status" 0 "$RC"
+sum_is "policy: the filtered list is accepted and lacks the denied tools" \
+	'(.tools | index("echo") != null and index("add") == null and index("whoami") == null)'
+sum_is "policy: echo answered" '.echo == "through a tool policy" and .isError == false'
 stop_serve
 
 # --- client 2.x -> gateway -> two SDK 2.x servers --------------------------------------------------

@@ -43,6 +43,8 @@ struct doc {
 	size_t n_items;
 	char **tags;
 	size_t n_tags;
+	char **labels;             /* STRMAP: key, value, ... */
+	size_t n_labels;
 	int init_ran;
 	int checks;
 };
@@ -128,9 +130,12 @@ static const struct mgw_cfg_field doc_fields[] = {
 	{.key = "tags", .type = MGW_CFG_STRLIST,
 	 .off = offsetof(struct doc, tags),
 	 .aux = offsetof(struct doc, n_tags), .check = check_no_x},
+	{.key = "labels", .type = MGW_CFG_STRMAP,
+	 .off = offsetof(struct doc, labels),
+	 .aux = offsetof(struct doc, n_labels), .check = check_no_x},
 };
 static const struct mgw_cfg_section doc_sec = {
-	.size = sizeof(struct doc), .fields = doc_fields, .nfields = 5,
+	.size = sizeof(struct doc), .fields = doc_fields, .nfields = 6,
 	.check = doc_check,
 };
 
@@ -407,6 +412,45 @@ static void test_strlist(void **state)
 	             "strings, got 'a'");
 }
 
+/* A mapping of any keys to strings, kept in order as key, value pairs. */
+static void test_strmap(void **state)
+{
+	struct doc a, b;
+
+	(void)state;
+	LOAD_OK("labels: {tenant: acme, level: 3, \"a b\": ''}\n", &a);
+	assert_int_equal(a.n_labels, 6);
+	assert_string_equal(a.labels[0], "tenant");
+	assert_string_equal(a.labels[1], "acme");
+	assert_string_equal(a.labels[2], "level");
+	assert_string_equal(a.labels[3], "3");
+	assert_string_equal(a.labels[4], "a b");
+	assert_string_equal(a.labels[5], "");
+	LOAD_OK("labels:\n  tenant: acme\n  level: '3'\n  a b: \"\"\n", &b);
+	assert_true(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	LOAD_OK("labels: {tenant: acme}\n", &b);
+	assert_false(mgw_cfg_equal(&doc_sec, &a, &b));
+	mgw_cfg_release(&doc_sec, &b);
+	mgw_cfg_release(&doc_sec, &a);
+	assert_null(a.labels);
+	assert_int_equal(a.n_labels, 0);
+	LOAD_OK("labels: {}\n", &a);
+	assert_int_equal(a.n_labels, 0);
+	mgw_cfg_release(&doc_sec, &a);
+	LOAD_OK("labels: ~\n", &a);
+	assert_int_equal(a.n_labels, 0);
+	mgw_cfg_release(&doc_sec, &a);
+	expect_error("labels: {a: b, c: box}", "s.yaml:1:19: labels.c: must "
+	             "not contain 'x'");
+	expect_error("labels: {a: b, a: c}", "s.yaml:1:16: labels.a: duplicate "
+	             "key (first given at line 1)");
+	expect_error("labels: {a: [b]}", "s.yaml:1:13: labels.a: expected a "
+	             "string, got a list");
+	expect_error("labels: [a]", "s.yaml:1:9: labels: expected a mapping of "
+	             "strings, got a list");
+}
+
 static void test_key_sanitized(void **state)
 {
 	(void)state;
@@ -440,6 +484,7 @@ int main(void)
 		cmocka_unit_test(test_enum_helpers),
 		cmocka_unit_test(test_equal),
 		cmocka_unit_test(test_strlist),
+		cmocka_unit_test(test_strmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -84,6 +84,58 @@ static void sse_tick(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(s->ev, &tv);
 }
 
+/* /tools?n=N: a tools/list answer (id 7) of N tools "t0".."tN-1", each
+ * padded to about 1 KiB, streamed (chunked, no Content-Length) a few
+ * tools per timer tick, so a large one never meets the write bound. */
+struct tools {
+	struct ts *t;
+	struct mgw_http_exchange *x;
+	struct event *ev;
+	int i, n;
+};
+
+static void tools_abort(struct mgw_http_exchange *x, void *arg)
+{
+	struct tools *s = arg;
+
+	(void)x;
+	s->t->aborts++;
+	event_free(s->ev);
+	free(s);
+}
+
+static void tools_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct tools *s = arg;
+	static char pad[1001];
+	char buf[8 * 1100];
+	size_t len = 0;
+	struct timeval tv = {0, 1000};
+
+	(void)fd;
+	(void)what;
+	memset(pad, 'p', sizeof(pad) - 1);
+	if (s->i == 0)
+		len += (size_t)snprintf(buf, sizeof(buf),
+		                        "{\"jsonrpc\":\"2.0\",\"id\":7,"
+		                        "\"result\":{\"tools\":[");
+	for (int k = 0; k < 8 && s->i < s->n; k++, s->i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+		                        "%s{\"name\":\"t%d\",\"description\":\"%s\"}",
+		                        s->i ? "," : "", s->i, pad);
+	if (s->i == s->n)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "]}}");
+	if (len && mgw_http_stream_write(s->x, buf, len) != 0)
+		fail_msg("/tools: write refused");
+	if (s->i == s->n) {
+		assert_int_equal(mgw_http_stream_end(s->x), 0);
+		event_free(s->ev);
+		free(s);
+		return;
+	}
+	evtimer_add(s->ev, &tv);
+}
+
 static void hold(struct ts *t, struct mgw_http_exchange *x)
 {
 	assert_true(t->nheld < TS_MAX_HELD);
@@ -144,6 +196,21 @@ static void handler(struct mgw_http_exchange *x, void *arg)
 		assert_int_equal(mgw_http_respond(x, 200, NULL, "text/plain", out,
 		                                  TS_BIG_BODY), 0);
 		free(out);
+		return;
+	}
+	if (strcmp(path, "/tools") == 0) {
+		const char *q = strchr(mgw_http_target(x), '=');
+		struct tools *s = calloc(1, sizeof(*s));
+
+		assert_non_null(s);
+		s->t = t;
+		s->x = x;
+		s->n = q ? atoi(q + 1) : 3;
+		s->ev = evtimer_new(t->base, tools_tick, s);
+		assert_int_equal(mgw_http_stream_start(x, 200, NULL,
+		                                       "application/json"), 0);
+		mgw_http_set_callbacks(x, tools_abort, NULL, s);
+		tools_tick(-1, 0, s);
 		return;
 	}
 	if (strcmp(path, "/hold") == 0) {

@@ -8,6 +8,8 @@
  *                  that the layer must drop (hop-by-hop, Connection-named)
  *   /big           200 text/plain, TS_BIG_BODY bytes of 'b'
  *   /sse           text/event-stream: 3 events, a timer between them
+ *   /tools?n=N     200 application/json, streamed (chunked): a tools/list
+ *                  answer (id 7) of N tools t0..tN-1 of about 1 KiB each
  *   /hold          keeps the exchange (t->held) until the test answers
  *   /stream-hold   starts a streamed response and keeps the exchange
  *   anything else  404 */

@@ -64,7 +64,8 @@ static void test_mcp_endpoint(void **state)
 /* The documented order: repeated headers and Origin first (they cover
  * every page), then the gateway's own endpoints (they answer whatever the
  * mode), authentication first after the route, then SEP-2243
- * validation, the rate limit last; each check names at least one
+ * validation, the tool policy, the rate limit last; each check names
+ * at least one
  * handler. */
 /* The position of the check called name in the table (fails if none). */
 static size_t pos(const struct mgw_check *const *t, size_t n, const char *name)
@@ -111,9 +112,15 @@ static void test_table_order(void **state)
 	i = pos(t, n, "sep2243");
 	assert_int_equal(t[i]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[i]->handlers, MGW_H_ALL);
+	/* the tool policy after the headers were confirmed against the
+	 * body, for both handlers (legacy requests in a session too) */
+	assert_string_equal(t[n - 2]->name, "policy");
+	assert_int_equal(t[n - 2]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 2]->handlers, MGW_H_ALL);
+	assert_true(pos(t, n, "sep2243") < n - 2);
 	/* rate limits last: after the route, after authentication (the
-	 * principal is its key) and after validation (an invalid request
-	 * takes no token) */
+	 * principal is its key), after validation and the policy (a refused
+	 * request takes no token) */
 	assert_string_equal(t[n - 1]->name, "rate-limit");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 1]->handlers, MGW_H_ALL);

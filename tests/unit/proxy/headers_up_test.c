@@ -1,7 +1,7 @@
 /* headers_up_test.c - unit tests for src/proxy/headers_up.c: the header
  * list sent upstream (order kept, hop-by-hop and Connection-named fields
  * removed, forwarding fields dropped or extended, Cookie joined for
- * HTTP/2). */
+ * HTTP/2) and upstream_auth (strip, static, passthrough). */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -174,6 +174,65 @@ static void test_h2_cookie_join(void **state)
 	mgw_headers_deinit(&in);
 }
 
+static void expect_auth(const struct mgw_headers *in,
+                        enum mgw_upstream_auth_conf mode, const char *cred,
+                        int want_rc, const char *want)
+{
+	struct mgw_headers out;
+	char *got;
+
+	mgw_headers_init(&out);
+	assert_int_equal(mgw_proxy_upstream_auth(&out, in, mode, cred), want_rc);
+	got = dump(want_rc == 1 ? &out : in);
+	assert_string_equal(got, want);
+	free(got);
+	mgw_headers_deinit(&out);
+}
+
+static void test_upstream_auth(void **state)
+{
+	struct mgw_headers in, none;
+
+	(void)state;
+	mgw_headers_init(&in);
+	mgw_headers_init(&none);
+	assert_int_equal(mgw_headers_adds(&in, "Accept", "a"), 0);
+	assert_int_equal(mgw_headers_adds(&in, "authorization", "Bearer client"), 0);
+	assert_int_equal(mgw_headers_adds(&in, "Cookie", "c=1"), 0);
+	assert_int_equal(mgw_headers_adds(&in, "Authorization", "Basic two"), 0);
+	assert_int_equal(mgw_headers_adds(&in, "Proxy-Authorization", "Basic p"), 0);
+	assert_int_equal(mgw_headers_adds(&none, "Accept", "a"), 0);
+	/* strip: every Authorization goes, the rest stays in order (Cookie
+	 * is the session's, not a token for this server: kept) */
+	expect_auth(&in, MGW_UPAUTH_STRIP, NULL, 1, "Accept: a\nCookie: c=1\n");
+	expect_auth(&none, MGW_UPAUTH_STRIP, NULL, 0, "Accept: a\n");
+	/* static: the group's credential replaces the client's, or is added */
+	expect_auth(&in, MGW_UPAUTH_STATIC, "Bearer gw", 1,
+	            "Accept: a\nCookie: c=1\nAuthorization: Bearer gw\n");
+	expect_auth(&none, MGW_UPAUTH_STATIC, "Bearer gw", 1,
+	            "Accept: a\nAuthorization: Bearer gw\n");
+	expect_auth(NULL, MGW_UPAUTH_STATIC, "Bearer gw", 1,
+	            "Authorization: Bearer gw\n");
+	/* passthrough: unchanged */
+	expect_auth(&in, MGW_UPAUTH_PASSTHROUGH, NULL, 0,
+	            "Accept: a\nauthorization: Bearer client\nCookie: c=1\n"
+	            "Authorization: Basic two\nProxy-Authorization: Basic p\n");
+	/* already the group's credential (a replay's kept headers): as is */
+	mgw_headers_deinit(&none);
+	mgw_headers_init(&none);
+	assert_int_equal(mgw_headers_adds(&none, "Authorization", "Bearer gw"), 0);
+	expect_auth(&none, MGW_UPAUTH_STATIC, "Bearer gw", 0,
+	            "Authorization: Bearer gw\n");
+	/* Proxy-Authorization alone is stripped too */
+	mgw_headers_deinit(&none);
+	mgw_headers_init(&none);
+	assert_int_equal(mgw_headers_adds(&none, "proxy-authorization", "Basic p"), 0);
+	assert_int_equal(mgw_headers_adds(&none, "Accept", "a"), 0);
+	expect_auth(&none, MGW_UPAUTH_STRIP, NULL, 1, "Accept: a\n");
+	mgw_headers_deinit(&in);
+	mgw_headers_deinit(&none);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -181,6 +240,7 @@ int main(void)
 		cmocka_unit_test(test_forwarded_untrusted),
 		cmocka_unit_test(test_forwarded_trusted),
 		cmocka_unit_test(test_h2_cookie_join),
+		cmocka_unit_test(test_upstream_auth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,10 @@
  *     once no server of the route's group is available;
  *   - a first server refusing connections costs one retry on the other;
  *   - no server at all: the JSON-RPC error carries the request's id;
+ *   - a route's tool policy refuses a tools/call before any upstream, and
+ *     filter_tools_list removes the denied tool from an unsized (chunked)
+ *     tools/list answer, sent with its Content-Length; one larger than
+ *     the capture bound streams unfiltered, intact;
  *   - every transaction ends (live back to 0) and is counted. */
 #include "autoconf.h"
 
@@ -36,6 +40,7 @@
 #include "../http/testsrv.h"
 
 static char err[512];
+static const char *route_keys = ""; /* more keys of the one route */
 
 struct fx {
 	struct ts up;               /* the upstream */
@@ -49,7 +54,7 @@ struct fx {
 /* The gateway in front of servers (a YAML flow list of {url: ...}). */
 static void gw_start(struct fx *f, const char *servers)
 {
-	char doc[1024];
+	char doc[2048];
 
 	snprintf(doc, sizeof(doc),
 	         "upstreams:\n"
@@ -58,7 +63,7 @@ static void gw_start(struct fx *f, const char *servers)
 	         "    balancer: round_robin\n"
 	         "    servers: %s\n"
 	         "routes:\n"
-	         "  - {upstream: g, retries: 1}\n", servers);
+	         "  - {upstream: g, retries: 1%s}\n", servers, route_keys);
 	f->cfg = mgw_config_load_string("t.yaml", doc, strlen(doc), err,
 	                                sizeof(err));
 	if (!f->cfg)
@@ -276,6 +281,68 @@ static void test_no_server_error_has_id(void **state)
 	stop(&f);
 }
 
+static char *post_body(const char *path, const char *b)
+{
+	static char req[1024];
+
+	snprintf(req, sizeof(req),
+	         "POST %s HTTP/1.1\r\nHost: gw.test\r\nContent-Type: application/json\r\n"
+	         "Accept: application/json, text/event-stream\r\n"
+	         "Content-Length: %zu\r\n\r\n%s", path, strlen(b), b);
+	return req;
+}
+
+static size_t count(const char *hay, size_t n, const char *needle)
+{
+	size_t c = 0, l = strlen(needle);
+
+	for (size_t i = 0; i + l <= n; i++)
+		if (memcmp(hay + i, needle, l) == 0)
+			c++;
+	return c;
+}
+
+static void test_policy_and_tools_list_filter(void **state)
+{
+	static const char list[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/list\"}";
+	struct fx f;
+	struct resp r;
+	char want[32];
+
+	(void)state;
+	route_keys = ", deny_tools: [t1], filter_tools_list: true";
+	start(&f, 0);
+	ask(&f, post_body("/echo", "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":"
+	                  "\"tools/call\",\"params\":{\"name\":\"t1\"}}"), &r);
+	assert_int_equal(r.status, 403);
+	assert_non_null(strstr(r.body, "\"code\":-32018"));
+	assert_non_null(strstr(r.body, "\"id\":\"c1\""));
+	assert_int_equal(f.up.handled, 0);
+	resp_free(&r);
+	/* small and unsized: collected, filtered, sent with its length */
+	ask(&f, post_body("/tools?n=3", list), &r);
+	assert_int_equal(r.status, 200);
+	assert_false(r.chunked);
+	snprintf(want, sizeof(want), "%zu", r.blen);
+	assert_string_equal(resp_header(&r, "content-length"), want);
+	assert_int_equal(count(r.body, r.blen, "{\"name\":"), 2);
+	assert_non_null(strstr(r.body, "\"name\":\"t0\""));
+	assert_null(strstr(r.body, "\"name\":\"t1\""));
+	assert_non_null(strstr(r.body, "\"name\":\"t2\""));
+	resp_free(&r);
+	/* past the capture bound: streamed as it came, t1 included */
+	ask(&f, post_body("/tools?n=1200", list), &r);
+	assert_int_equal(r.status, 200);
+	assert_true(r.chunked);
+	assert_true(r.blen > 1024 * 1024);
+	assert_int_equal(count(r.body, r.blen, "{\"name\":"), 1200);
+	assert_non_null(strstr(r.body, "\"name\":\"t1\""));
+	assert_memory_equal(r.body + r.blen - 3, "]}}", 3);
+	resp_free(&r);
+	stop(&f);
+	route_keys = "";
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_health_endpoints),
 		cmocka_unit_test(test_retry_on_refused),
 		cmocka_unit_test(test_no_server_error_has_id),
+		cmocka_unit_test(test_policy_and_tools_list_filter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
