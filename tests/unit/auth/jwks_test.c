@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <openssl/err.h>
 
 #include "auth/jwt.h"
 #include "auth/principal.h"
@@ -263,6 +264,7 @@ static void test_unusable_keys_skipped(void **state)
 		s = doc_of(cases[i].jwk, NULL);
 		assert_null(parse(s, &skipped, err));
 		free(s);
+		assert_int_equal(ERR_peek_error(), 0);
 		snprintf(want, sizeof(want), "no usable key (key 0: %s", cases[i].why);
 		if (strncmp(err, want, strlen(want)) != 0)
 			fail_msg("case %zu: \"%s\", want \"%s\"", i, err, want);
