@@ -16,6 +16,11 @@
  *  - a set merged with itself gives every token the same verdict;
  *  - UNKNOWN_KID with a kid means the set has no key with that kid;
  *  - a token's digest, written as "sha256:HEX", parses back equal.
+ * Then the token part is also signed, as the payload of an EdDSA token,
+ * by a key the harness holds (so the claims checks see arbitrary bytes
+ * behind a valid signature): the verdict is never about the key or the
+ * signature, MALFORMED exactly when the bytes are not a JSON object, and
+ * OK gives the payload's own "sub".
  * JWT_FUZZ_VERBOSE=1 prints each input's verdicts (to check seeds). */
 #include "autoconf.h"
 
@@ -24,9 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "auth/jwt.h"
 #include "auth/principal.h"
 #include "mcp/json.h"
+#include "util/base64.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -110,6 +118,68 @@ static void tamper(const char *t, size_t n, const struct mgw_jwks *k)
 	free(c);
 }
 
+static EVP_PKEY *own_key;
+static struct mgw_jwks *own_set;
+
+static void own_init(void)
+{
+	unsigned char x[32];
+	size_t n = sizeof(x);
+	char doc[200], *b, err[200];
+
+	own_key = EVP_PKEY_Q_keygen(NULL, NULL, "ED25519");
+	if (!own_key || EVP_PKEY_get_raw_public_key(own_key, x, &n) != 1 ||
+	    !(b = mgw_base64_encode(x, n, 1)))
+		abort();
+	snprintf(doc, sizeof(doc), "{\"keys\":[{\"kty\":\"OKP\",\"crv\":"
+	         "\"Ed25519\",\"kid\":\"fz\",\"x\":\"%s\"}]}", b);
+	free(b);
+	own_set = mgw_jwks_parse(doc, strlen(doc), NULL, err, sizeof(err));
+	if (!own_set)
+		abort();
+}
+
+/* payload signed by own_key, then verified against own_set. */
+static void signed_payload(const uint8_t *p, size_t n)
+{
+	static const char hdr[] = "eyJhbGciOiJFZERTQSIsImtpZCI6ImZ6In0"; /* {"alg":"EdDSA","kid":"fz"} */
+	char *pl = mgw_base64_encode(p, n, 1), *tok = NULL, *sig64 = NULL;
+	unsigned char sig[64];
+	size_t siglen = sizeof(sig), len;
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	struct mgw_principal *pr = NULL;
+	struct mgw_json_error e;
+	enum mgw_jwt_result r;
+	char why[128];
+	json_t *j;
+
+	if (!pl || !md || !(tok = malloc(strlen(hdr) + strlen(pl) + 100)))
+		goto out;
+	len = (size_t)sprintf(tok, "%s.%s", hdr, pl);
+	if (EVP_DigestSignInit_ex(md, NULL, NULL, NULL, NULL, own_key, NULL) != 1 ||
+	    EVP_DigestSign(md, sig, &siglen, (unsigned char *)tok, len) != 1 ||
+	    !(sig64 = mgw_base64_encode(sig, siglen, 1)))
+		abort();
+	len += (size_t)sprintf(tok + len, ".%s", sig64);
+	r = mgw_jwt_verify(tok, len, own_set, &open_pol, NOW, &pr, why, sizeof(why));
+	if (r == MGW_JWT_BAD_SIGNATURE || r == MGW_JWT_UNKNOWN_KID ||
+	    r == MGW_JWT_BAD_ALG || r == MGW_JWT_TOO_LARGE)
+		abort();
+	j = mgw_json_parse(p, n, 32, &e);
+	if ((r == MGW_JWT_MALFORMED) != !json_is_object(j))
+		abort();
+	if (r == MGW_JWT_OK &&
+	    strcmp(pr->sub, json_string_value(json_object_get(j, "sub"))) != 0)
+		abort();
+	json_decref(j);
+	mgw_principal_free(pr);
+out:
+	EVP_MD_CTX_free(md);
+	free(sig64);
+	free(tok);
+	free(pl);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint8_t *nul = memchr(data, 0, size);
@@ -123,6 +193,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t skipped = 12345;
 	long want;
 
+	if (!own_key)
+		own_init();
+	signed_payload((const uint8_t *)tok, tlen);
 	err[0] = '\0';
 	keys = mgw_jwks_parse((const char *)data, jlen, &skipped, err, sizeof(err));
 	want = keys_in(data, jlen);
