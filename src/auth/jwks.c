@@ -10,6 +10,7 @@
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/param_build.h>
 
@@ -417,11 +418,13 @@ struct mgw_jwks *mgw_jwks_parse(const char *json, size_t len,
 	if (skipped)
 		*skipped = nskip;
 	json_decref(root);
+	ERR_clear_error(); /* what refused keys left on this thread's queue */
 	return set;
 fail:
 	if (set)
 		set_free(set);
 	json_decref(root);
+	ERR_clear_error();
 	return NULL;
 }
 

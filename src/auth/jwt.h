@@ -79,7 +79,23 @@ enum mgw_jwt_result {
  * is never checked with an RSA key as an HMAC secret).  On MGW_JWT_OK
  * *out gets the principal (sub, client_id or azp, scopes from "scope" or
  * "scp", the claims).  Otherwise why gets a short reason fit for an
- * error_description (no token bytes in it). */
+ * error_description (no token bytes in it).
+ *
+ * The checks, in order (the first failing one is the result): size;
+ * three parts; the JOSE header a JSON object without a member twice and
+ * without "crit" (MALFORMED); "alg" (BAD_ALG); the claims a JSON object
+ * without a member twice (MALFORMED); the key: a kid no key has, or no
+ * key of the algorithm's type at all for a kid-less token (keys NULL
+ * included), is UNKNOWN_KID (a refresh may find it; mgw_jwt_kid is NULL
+ * for the kid-less case), a kid whose keys do not fit the algorithm is
+ * BAD_ALG; the signature (an ES256 one must be the 64 bytes R || S);
+ * then the claims' types (BAD_CLAIMS: exp missing or not a number, nbf
+ * or iat not numbers, iss not a string, aud not a string or array of
+ * strings, sub not a non-empty string, client_id, azp not strings; a
+ * string with a NUL in it counts as the wrong type), exp, nbf, iat more
+ * than skew ahead (NOT_YET_VALID), iss, aud; last the scopes, which must
+ * be RFC 6749 scope tokens (BAD_CLAIMS).  "scope" wins over "scp".  The
+ * header's "typ", "jwk", "jku", "x5u", "x5c" are never used. */
 enum mgw_jwt_result mgw_jwt_verify(const char *token, size_t len,
                                    const struct mgw_jwks *keys,
                                    const struct mgw_jwt_policy *pol,

@@ -127,10 +127,13 @@ modern "$GW" 19 tools/call '{"name":"echo","arguments":{"text":"hi"}}'
 assert_code "modern: echo on the mcp_name route" 200
 assert_eq "modern: echo answered" hi "$(tool_text)"
 
-# a body that is not JSON-RPC cannot be judged
+# a body with a BOM, sent as text/plain, is still read (RFC 8259 8.1 lets
+# a reader ignore the BOM) and judged on its name; a body that is not
+# JSON-RPC cannot be judged and is refused
 req POST "$GW" -H 'Content-Type: text/plain' -H 'Accept: application/json, text/event-stream' \
 	--data-binary $'\xef\xbb\xbf{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"add"}}'
-assert_code "a body with a BOM as text/plain on a policy route: refused" 400
+assert_code "a body with a BOM as text/plain on a policy route: judged and refused" 403
+assert_jq "... by the policy, with the id" '.error.code == -32018 and .id == 20 and .error.data.name == "add"'
 req POST "$GW" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
 	--data-binary '{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"add"'
 assert_code "a truncated body on a policy route: refused" 400
