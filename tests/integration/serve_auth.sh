@@ -17,6 +17,7 @@
 #   jwks_min_interval; with the issuer down the last good keys still
 #   verify, also across a SIGHUP reload, which reads the JWKS file again;
 # - static tokens (kept as digests);
+# - a route's tool policy with a rule on the token's claims;
 # - Protected Resource Metadata at /.well-known/oauth-protected-resource
 #   and its path-suffixed form, naming the configured public URL;
 # - the refused requests never reached the replica, and the replica never
@@ -89,6 +90,12 @@ routes:
   - match: {mcp_method: server/discover}
     upstream: pool
     required_scopes: [admin]
+  - match: {mcp_method: tools/call}
+    upstream: pool
+    deny_tools: [add]
+    policy:
+      - when: {claims: {role: admin}}
+        allow_tools: ["*"]
   - match: {path: "*"}
     upstream: pool
 auth:
@@ -223,6 +230,15 @@ assert_match "route requiring admin: the challenge asks for admin" 'scope="admin
 assert_jq "route requiring admin: -32018 with the id" '.error.code == -32018 and .id == 3'
 modern "$GW" 3 server/discover '{}' -H "Authorization: Bearer $(tok r1 RS256 r1 '.scope = "admin"')"
 assert_code "route requiring admin, admin token (no mcp needed there): passes" 200
+
+# ---- the tool policy on the token's claims -----------------------------------
+modern "$GW" 4 tools/call '{"name":"add","arguments":{"a":1,"b":2}}' -H "Authorization: Bearer $(tok r1 RS256 r1)"
+assert_code "a token without the admin role: add is denied by the route's policy" 403
+assert_jq "... -32018 reason policy, with the id" '.error.code == -32018 and .error.data.reason == "policy" and .id == 4'
+modern "$GW" 4 tools/call '{"name":"add","arguments":{"a":1,"b":2}}' -H "Authorization: Bearer $(tok r1 RS256 r1 '.role = "admin"')"
+assert_code "a token with claim role=admin: the rule allows every tool" 200
+modern "$GW" 4 tools/call '{"name":"echo","arguments":{"text":"x"}}' -H "Authorization: Bearer $(tok r1 RS256 r1)"
+assert_code "a token without the role: other tools pass" 200
 
 # ---- static tokens ----------------------------------------------------------
 post "$GW" "$INIT" -H "Authorization: Bearer $STATIC_TOKEN"
