@@ -78,6 +78,8 @@ struct mgw_hash_point {
 };
 
 /* One upstream group. */
+struct mgw_replay_group;
+
 struct mgw_upstream_group {
 	/* all immutable */
 	const struct mgw_upstream_conf *conf; /* borrowed from the snapshot */
@@ -95,6 +97,8 @@ struct mgw_upstream_group {
 	struct mgw_hash_point *ring;    /* sorted by hash (balancer hash only) */
 	size_t n_ring;
 	struct mgw_upstreams *ups;
+	struct mgw_replay_group *replay; /* replay-safe tools learned, replay
+	                                 * counters (replay.h; shared) */
 };
 
 /* Every group of one snapshot, and the proxy-wide retry budget. */
