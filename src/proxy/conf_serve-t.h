@@ -136,10 +136,11 @@ struct mgw_route_conf {
 	double first_byte_timeout; /* timeouts.first_byte (30s) */
 	double idle_timeout;       /* timeouts.idle (60s; between response bytes) */
 	double total_timeout;      /* timeouts.total (0 = none) */
-	/* stateful mode (issue 4) */
 	int replay;                /* replay: safe|always (safe): whether a
-	                            * tools/call lost in flight is replayed
-	                            * after a re-pin (MGW_REPLAY_*) */
+	                            * request lost in flight that is not known
+	                            * safe is sent again anyway (both
+	                            * handlers; replay.h; MGW_REPLAY_*) */
+	/* stateful mode (issue 4) */
 	int session_store;         /* session_store: default|memory|sealed|
 	                            * redis (default = sessions.store);
 	                            * MGW_SESSION_STORE_* or -1 */
@@ -153,7 +154,7 @@ struct mgw_route_conf {
 	struct mgw_rate_limit_conf rate_limit;
 };
 
-/* A route's replay key (stateful mode). */
+/* A route's replay key (both handlers). */
 enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
 
 struct mgw_serve_conf {
