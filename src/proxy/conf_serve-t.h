@@ -89,6 +89,8 @@ struct mgw_upstream_conf {
 	size_t n_servers;
 	struct mgw_health_conf health;
 	struct mgw_outlier_conf outlier;
+	int tools_probe;           /* tools_probe (false): the gateway asks
+	                            * for tools/list itself (tools_probe.h) */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */

@@ -221,6 +221,8 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	{.key = "outlier", .type = MGW_CFG_SECTION,
 	 .off = offsetof(struct mgw_upstream_conf, outlier),
 	 .sub = &outlier_section},
+	{.key = "tools_probe", .type = MGW_CFG_BOOL, U(tools_probe),
+	 .def = "false"},
 };
 #undef U
 const struct mgw_cfg_section mgw_upstream_conf_section = {

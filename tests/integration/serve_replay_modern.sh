@@ -12,7 +12,9 @@
 #      annotations, on either worker): sleep and tools/list are replayed
 #      and succeed; counter_create and the requestState call are refused;
 #   C. a route with "replay: always": counter_create and the requestState
-#      call are replayed too.
+#      call are replayed too;
+#   D. a group with "tools_probe: true": the gateway asked for tools/list
+#      itself, so sleep is replayed although no client listed the tools.
 # Every case counts in /mcpgw/stats (upstreams[].replays) and /metrics
 # (mcpgw_replays_total); the access lines note replayed-after-loss and
 # not-replayed.  Which replica holds a call is read from the replicas'
@@ -31,7 +33,7 @@ R1PID=$B_PID
 start_backend --era modern --id r2 --record 200
 R2=$B_ADDR
 
-# gw_config FILE REPLAY: two workers (what one learns the other uses),
+# gw_config FILE REPLAY [GROUP_EXTRA]: two workers (what one learns the other uses),
 # r1 weighted 1000:1, health on GET /healthz (not held back by --delay-ms).
 gw_config() {
 	cat >"$1" <<EOF
@@ -59,6 +61,7 @@ upstreams:
       consecutive_connect_failures: 3
       base_ejection: 300ms
       max_ejection: 600ms
+${3:-}
 routes:
   - upstream: pool
     retries: 2
@@ -69,6 +72,7 @@ EOF
 }
 gw_config "$T_DIR/safe.yaml" safe
 gw_config "$T_DIR/always.yaml" always
+gw_config "$T_DIR/probe.yaml" safe "    tools_probe: true"
 
 # r1_up: (re)starts r1 on its port when it is dead.
 r1_up() {
@@ -235,5 +239,30 @@ assert_jq "C: ... its own result" '.id == 32 and .result.content[0].text == "sle
 fg_result
 assert_eq "C: counted replayed" 2 "$(replays replayed)"
 assert_eq "C: counted refused" 0 "$(replays refused)"
+sf_stop_serve "$GWPID"
+
+# --- D: the gateway's own tools/list (tools_probe) -------------------------------------------
+r1_up
+start_serve -c "$T_DIR/probe.yaml"
+GW=$G_URL
+GWADDR=$G_ADDR
+GWPID=$G_PID
+learned() { [ "$(gstat "$GWADDR" '.upstreams[0].replays.safe_tools')" -gt 0 ] 2>/dev/null; }
+poll_until 15 learned || fail "D: the tools probe taught the group nothing"
+assert_eq "D: learned from the gateway's own tools/list, no client's" 1 \
+	"$(gstat "$GWADDR" '.upstreams[0].replays.tools_lists_learned')"
+gw_on_r1 "$GW" || die "calls never landed on r1 (tools_probe gateway)"
+rec_clear "$R2"
+call d_sleep 41 tools/call "$SLEEP"
+call d_counter 42 tools/call "$COUNTER"
+kill_r1 2 d_sleep d_counter
+result d_sleep
+assert_code "D: sleep, known safe from the probe, is replayed" 200
+assert_jq "D: ... its own result" '.id == 41 and .result.content[0].text == "slept 50 ms"'
+assert_eq "D: sleep reached r2 once" 1 "$(on_r2 d_sleep)"
+result d_counter
+assert_code "D: counter_create is not replayed" 502
+assert_jq "D: ... -32010" '.id == 42 and .error.code == -32010'
+fg_result
 sf_stop_serve "$GWPID"
 finish
