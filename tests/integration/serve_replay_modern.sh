@@ -24,9 +24,9 @@
 
 require_tools curl jq sha256sum
 require_mcpgw
-watchdog 120
+watchdog 240
 
-DELAY=1500
+DELAY=3000
 start_backend --era modern --id r1 --record 200 --delay-ms $DELAY
 R1=$B_ADDR
 R1PID=$B_PID
@@ -94,23 +94,38 @@ gw_on_r1() {
 	return 1
 }
 
-# call NAME ID METHOD PARAMS: a modern request in the background (the
-# SEP-2243 headers mirrored); SHA_<NAME> gets its body's digest.
+# call NAME ID METHOD PARAMS: prepares a modern request (the SEP-2243
+# headers mirrored); SHA_<NAME> gets its body's digest.  fire NAMES...
+# then sends the prepared ones in the background, back to back, so that
+# they are all in flight together however slow the preparing was.
 call() {
-	local name=$1 id=$2 method=$3 params=$4 body extra=()
+	local name=$1 id=$2 method=$3 params=$4 body
 	body=$(modern_body "$id" "$method" "$params")
 	eval "SHA_$name=$(sha_of "$body")"
-	[ "$method" = tools/call ] && extra=(-H "Mcp-Name: $(printf '%s' "$params" | jq -r .name)")
-	bg_post "$name" "$GW" "$body" -H "MCP-Protocol-Version: $MODERN_VERSION" \
-		-H "Mcp-Method: $method" "${extra[@]}"
-	eval "PID_$name=\$BG_PID"
+	printf '%s' "$body" >"$T_DIR/$name.req"
+	printf '%s' "$method" >"$T_DIR/$name.method"
+	: >"$T_DIR/$name.mname"
+	[ "$method" = tools/call ] && printf '%s' "$params" | jq -j .name >"$T_DIR/$name.mname"
+}
+fire() {
+	local name extra
+	for name in "$@"; do
+		extra=()
+		[ -s "$T_DIR/$name.mname" ] && extra=(-H "Mcp-Name: $(cat "$T_DIR/$name.mname")")
+		bg_post "$name" "$GW" "$(cat "$T_DIR/$name.req")" \
+			-H "MCP-Protocol-Version: $MODERN_VERSION" \
+			-H "Mcp-Method: $(cat "$T_DIR/$name.method")" "${extra[@]}"
+		eval "PID_$name=\$BG_PID"
+	done
 }
 
-# kill_r1 N NAMES...: waits until r1 holds the N calls, SIGKILLs it and
-# collects every call (their CODE/BODY through result NAME).
+# kill_r1 N NAMES...: sends the prepared calls, waits until r1 holds all
+# N, SIGKILLs it and collects every call (their CODE/BODY through result
+# NAME).
 kill_r1() {
 	local n=$1 name pid
 	shift
+	fire "$@"
 	wait_inflight "http://$R1" "$n" || fail "the $n calls did not all reach r1: $(bstat "$R1" .inflight) in flight"
 	kill_wait "$R1PID" KILL 5 || fail "r1 did not die on SIGKILL"
 	for name in "$@"; do
