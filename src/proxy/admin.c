@@ -9,6 +9,7 @@
 #include "proxy/conf_serve.h"
 #include "core/errors.h"
 #include "proxy/admin.h"
+#include "proxy/replay.h"
 #include "proxy/stateful.h"
 #include "proxy/upstream.h"
 #include "util/time.h"
@@ -22,6 +23,21 @@ static json_t *server_json(struct mgw_upstream_server *s, uint64_t now)
 	                 "in_flight", (json_int_t)atomic_load(&s->in_flight),
 	                 "picked", (json_int_t)atomic_load(&s->n_picked),
 	                 "ejections", (json_int_t)atomic_load(&s->n_ejections));
+}
+
+/* Requests lost in flight on the group's servers and what became of
+ * them, and how many tools its latest tools/list made replay-safe. */
+static json_t *replays_json(const struct mgw_upstream_group *g, uint64_t now)
+{
+	struct mgw_replay_group *r = g->replay;
+
+	if (!r)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I}",
+	                 "replayed", (json_int_t)atomic_load(&r->replayed),
+	                 "refused", (json_int_t)atomic_load(&r->refused),
+	                 "tools_lists_learned", (json_int_t)atomic_load(&r->learned),
+	                 "safe_tools", (json_int_t)mgw_replay_tools_count(&r->tools, now));
 }
 
 static json_t *upstreams_json(const struct mgw_upstreams *ups)
@@ -48,9 +64,10 @@ static json_t *upstreams_json(const struct mgw_upstreams *ups)
 			if (!strcmp(json_string_value(json_object_get(sj, "state")), "up"))
 				up++;
 		}
-		o = json_pack("{s:s, s:I, s:I, s:o}", "name", g->name,
+		o = json_pack("{s:s, s:I, s:I, s:o, s:o*}", "name", g->name,
 		              "servers_total", (json_int_t)g->n_servers,
-		              "servers_up", (json_int_t)up, "servers", servers);
+		              "servers_up", (json_int_t)up, "servers", servers,
+		              "replays", replays_json(g, now));
 		if (!o || json_array_append_new(a, o) != 0)
 			goto fail;
 	}

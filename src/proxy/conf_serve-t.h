@@ -102,6 +102,8 @@ struct mgw_upstream_conf {
 	                            * line is the Authorization value */
 	char *credential_env;      /* upstream_credential.env: a variable
 	                            * holding it (read when the file loads) */
+	int tools_probe;           /* tools_probe (false): the gateway asks
+	                            * for tools/list itself (tools_probe.h) */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */
@@ -149,10 +151,11 @@ struct mgw_route_conf {
 	double first_byte_timeout; /* timeouts.first_byte (30s) */
 	double idle_timeout;       /* timeouts.idle (60s; between response bytes) */
 	double total_timeout;      /* timeouts.total (0 = none) */
-	/* stateful mode (issue 4) */
 	int replay;                /* replay: safe|always (safe): whether a
-	                            * tools/call lost in flight is replayed
-	                            * after a re-pin (MGW_REPLAY_*) */
+	                            * request lost in flight that is not known
+	                            * safe is sent again anyway (both
+	                            * handlers; replay.h; MGW_REPLAY_*) */
+	/* stateful mode (issue 4) */
 	int session_store;         /* session_store: default|memory|sealed|
 	                            * redis (default = sessions.store);
 	                            * MGW_SESSION_STORE_* or -1 */
@@ -173,7 +176,7 @@ struct mgw_route_conf {
 	                            * removed from a JSON tools/list answer */
 };
 
-/* A route's replay key (stateful mode). */
+/* A route's replay key (both handlers). */
 enum mgw_replay_conf { MGW_REPLAY_SAFE, MGW_REPLAY_ALWAYS };
 
 struct mgw_serve_conf {

@@ -244,6 +244,8 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	 .enums = upstream_auths, .def = "strip"},
 	{.key = "upstream_credential", .type = MGW_CFG_SECTION, .off = 0,
 	 .sub = &up_cred_section},
+	{.key = "tools_probe", .type = MGW_CFG_BOOL, U(tools_probe),
+	 .def = "false"},
 };
 #undef U
 const struct mgw_cfg_section mgw_upstream_conf_section = {

@@ -32,6 +32,23 @@ static struct mgw_fo_out lost_in_flight(const struct mgw_fo_in *in)
 	return act(MGW_FO_REPLAY, 0);
 }
 
+/* A stateless request that reached the server and lost it: sent again
+ * to another server only when it is safe to (replay.h) and the route's
+ * retries allow. */
+static struct mgw_fo_out stateless_lost(const struct mgw_fo_in *in,
+                                        int retries_left)
+{
+	/* waited for a connection, or a slow server: it may still run */
+	if ((in->flags & MGW_CLIENT_F_QUEUED) || in->cls == MGW_CLIENT_E_TIMEOUT)
+		return act(MGW_FO_FAIL, 0);
+	/* a malformed answer: the server is there, and answered */
+	if (in->cls != MGW_CLIENT_E_CLOSED && in->cls != MGW_CLIENT_E_RESET)
+		return act(MGW_FO_FAIL, 0);
+	if (in->replay >= MGW_REPLAY_NO_TOOL)
+		return act(MGW_FO_REFUSE, 0);
+	return act(retries_left ? MGW_FO_REPLAY : MGW_FO_FAIL, 0);
+}
+
 static struct mgw_fo_out session(const struct mgw_fo_in *in)
 {
 	/* every connection to the pinned replica busy: the gateway's
@@ -54,8 +71,9 @@ struct mgw_fo_out mgw_failover_decide(const struct mgw_fo_in *in)
 		return act(MGW_FO_ABORT, 0);
 	switch (in->req) {
 	case MGW_FO_STATELESS:
-		return act(mgw_fo_not_sent(in->flags) && retries_left
-		           ? MGW_FO_RETRY : MGW_FO_FAIL, 0);
+		if (mgw_fo_not_sent(in->flags))
+			return act(retries_left ? MGW_FO_RETRY : MGW_FO_FAIL, 0);
+		return stateless_lost(in, retries_left);
 	case MGW_FO_INIT:
 		/* no session exists yet: an initialize that did not reach a
 		 * replica, or lost it before the answer, goes to another */

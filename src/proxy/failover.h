@@ -4,6 +4,13 @@
  *
  *   the answer had started streaming           cut it (ABORT)
  *   stateless: nothing was sent, retries left  another server (RETRY)
+ *   stateless: lost in flight (closed or reset after the request went,
+ *     no response head yet or a collected answer cut short):
+ *     waited for a connection, or timed out    error (FAIL)
+ *     not safe to send again (replay.h)        -32010 (REFUSE)
+ *     safe, retries left                       another server, a
+ *                                              budgeted retry (REPLAY)
+ *     safe, retries used up                    error (FAIL)
  *   initialize: not sent, or the replica closed or reset it before the
  *     answer, retries left                     another server (RETRY)
  *   DELETE of a session                        forget it anyway (DROP)
@@ -41,7 +48,9 @@ enum mgw_fo_action {
 	MGW_FO_DROP,           /* DELETE: remove the mapping regardless */
 	MGW_FO_REPIN,          /* move the session (reason), then send */
 	MGW_FO_REFUSE,         /* lost in flight, not replayed (-32010) */
-	MGW_FO_REPLAY,         /* send again through the pin check */
+	MGW_FO_REPLAY,         /* send again: stateless, to another server
+	                        * (a budgeted retry); a session request,
+	                        * through the pin check */
 	MGW_FO_REPLAY_REPIN,   /* send again after a re-pin (reason) */
 };
 
@@ -53,7 +62,8 @@ struct mgw_fo_in {
 	unsigned flags;                /* MGW_CLIENT_F_* */
 	unsigned attempts;             /* attempts sent, this one included */
 	unsigned retries;              /* the route's retries */
-	enum mgw_replay_verdict replay;/* session requests: replay safety */
+	enum mgw_replay_verdict replay;/* stateless and session requests:
+	                                * replay safety (replay.h) */
 	unsigned replays;              /* replays already made */
 	unsigned max_replays;          /* sessions.max_repin_attempts */
 	int same_as_last_loss;         /* the previous loss in flight was on

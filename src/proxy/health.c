@@ -23,6 +23,7 @@
 #include "proxy/conf_serve.h"
 #include "proxy/health.h"
 #include "proxy/hints.h"
+#include "proxy/tools_probe.h"
 #include "proxy/upstream.h"
 #include "util/rand.h"
 #include "util/time.h"
@@ -130,6 +131,8 @@ struct mgw_health {
 	struct mgw_resolver *resolver;
 	struct probe *probes;
 	size_t n;
+	struct mgw_tools_probe **tools;   /* groups with tools_probe: true */
+	size_t n_tools;
 	struct mgw_health_stats st;
 };
 
@@ -536,18 +539,21 @@ struct mgw_health *mgw_health_new(struct event_base *base,
 {
 	struct mgw_client_limits lim;
 	struct mgw_health *h = calloc(1, sizeof(*h));
-	size_t n = 0, k = 0;
+	size_t n = 0, k = 0, nt = 0;
 
 	if (!h)
 		goto nomem;
 	h->base = base;
 	h->ups = ups;
-	for (size_t g = 0; g < ups->n_groups; g++)
+	for (size_t g = 0; g < ups->n_groups; g++) {
 		if (ups->groups[g].conf->health.enabled)
 			n += ups->groups[g].n_servers;
-	if (n == 0)
+		nt += ups->groups[g].conf->tools_probe ? 1 : 0;
+	}
+	if (n == 0 && nt == 0)
 		return h;
-	h->probes = calloc(n, sizeof(*h->probes));
+	h->probes = calloc(n ? n : 1, sizeof(*h->probes));
+	h->tools = calloc(nt ? nt : 1, sizeof(*h->tools));
 	/* A fresh connection per probe: a pooled one could stay up while
 	 * the listener behind it is gone, or fail only because the server
 	 * closed it while idle. */
@@ -559,8 +565,17 @@ struct mgw_health *mgw_health_new(struct event_base *base,
 	lim.max_pending_per_origin = 2;
 	h->client = mgw_client_new(base, &lim);
 	h->resolver = mgw_resolver_new(base);
-	if (!h->probes || !h->client || !h->resolver)
+	if (!h->probes || !h->tools || !h->client || !h->resolver)
 		goto nomem;
+	for (size_t g = 0; g < ups->n_groups; g++) {
+		if (!ups->groups[g].conf->tools_probe)
+			continue;
+		h->tools[h->n_tools] = mgw_tools_probe_new(base, h->client,
+		                                           &ups->groups[g], err, errlen);
+		if (!h->tools[h->n_tools])
+			goto fail;
+		h->n_tools++;
+	}
 	for (size_t g = 0; g < ups->n_groups; g++) {
 		struct mgw_upstream_group *grp = &ups->groups[g];
 
@@ -585,6 +600,8 @@ int mgw_health_start(struct mgw_health *h)
 {
 	for (size_t i = 0; i < h->n; i++)
 		schedule(&h->probes[i], 0);
+	for (size_t i = 0; i < h->n_tools; i++)
+		mgw_tools_probe_start(h->tools[i]);
 	return 0;
 }
 
@@ -605,6 +622,9 @@ void mgw_health_free(struct mgw_health *h)
 			bufferevent_free(p->bev);
 		mgw_headers_deinit(&p->hdrs);
 	}
+	for (size_t i = 0; i < h->n_tools; i++)
+		mgw_tools_probe_free(h->tools[i]);
+	free(h->tools);
 	/* drops in-flight probe requests without callbacks, and origins */
 	mgw_client_free(h->client);
 	mgw_resolver_free(h->resolver);

@@ -60,6 +60,8 @@ struct mgw_metrics_worker {
 	/* their duration: [route][method] */
 	struct mgw_metrics_hist *duration;
 	atomic_uint_fast64_t *retries;  /* [group]: budgeted retries sent */
+	atomic_uint_fast64_t *replays;  /* [route][replayed, refused]: requests
+	                                 * lost in flight (replay.h) */
 	atomic_uint_fast64_t *tool_calls; /* [tool slot + other][class] */
 	atomic_uint_fast64_t sse_opened; /* SSE responses started */
 	atomic_uint_fast64_t sse_closed; /* ... and ended */

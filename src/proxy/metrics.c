@@ -90,6 +90,7 @@ static void worker_free(struct mgw_metrics_worker *w)
 	free(w->requests);
 	free(w->duration);
 	free(w->retries);
+	free(w->replays);
 	free(w->tool_calls);
 }
 
@@ -131,11 +132,12 @@ struct mgw_metrics *mgw_metrics_new(unsigned n_workers, size_t n_routes,
 		                     MGW_METRICS_N_CLASSES, sizeof(*w->requests));
 		w->duration = calloc(nr * nm, sizeof(*w->duration));
 		w->retries = calloc(n_groups ? n_groups : 1, sizeof(*w->retries));
+		w->replays = calloc(nr * 2, sizeof(*w->replays));
 		if (tool_cap)
 			w->tool_calls = calloc((m->tools.size + 1) *
 			                       MGW_METRICS_N_CLASSES,
 			                       sizeof(*w->tool_calls));
-		if (!w->requests || !w->duration || !w->retries ||
+		if (!w->requests || !w->duration || !w->retries || !w->replays ||
 		    (tool_cap && !w->tool_calls))
 			goto fail;
 	}

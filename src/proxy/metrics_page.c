@@ -157,6 +157,37 @@ static void requests(struct mgw_prom *p, const struct mgw_metrics *m,
 	}
 }
 
+/* Requests lost in flight, by route and what became of them (replay.h);
+ * both handlers count here. */
+static void replays(struct mgw_prom *p, const struct mgw_metrics *m,
+                    const struct mgw_routes *rt)
+{
+	static const char *const result[2] = {"replayed", "refused"};
+	char num[24];
+	const char *group;
+
+	mgw_prom_family(p, "mcpgw_replays_total", "counter",
+	                "Requests lost in flight (sent, then the upstream went "
+	                "away before a complete answer), by route, upstream "
+	                "group and result: \"replayed\" (sent again to another "
+	                "server) or \"refused\" (not safe to send again: "
+	                "-32010).");
+	for (size_t r = 0; r < m->n_routes; r++) {
+		route_labels(m, rt, r, num, sizeof(num), &group);
+		for (size_t k = 0; k < 2; k++) {
+			uint64_t v = 0;
+
+			for (unsigned w = 0; w < m->n_workers; w++)
+				v += ld(&m->w[w].replays[r * 2 + k]);
+			mgw_prom_sample_u64(p, "mcpgw_replays_total",
+			                    (struct mgw_prom_label[]){
+			                    	L("route", num), L("upstream", group),
+			                    	L("result", result[k])},
+			                    3, v);
+		}
+	}
+}
+
 static void tools(struct mgw_prom *p, const struct mgw_metrics *m)
 {
 	const struct mgw_metrics_tools *tl = &m->tools;
@@ -627,6 +658,7 @@ int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
 	mgw_prom_init(&p);
 	process_info(&p, m);
 	requests(&p, m, rt);
+	replays(&p, m, rt);
 	tools(&p, m);
 	connections(&p, m);
 	limits(&p, m, rt);

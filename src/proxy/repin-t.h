@@ -51,7 +51,9 @@ enum mgw_lost_verdict {
 /* Whether a request lost in flight (sent, then the replica failed before
  * a complete answer) may be sent again. */
 enum mgw_replay_verdict {
-	MGW_REPLAY_OK_METHOD = 0, /* not a tools/call */
+	MGW_REPLAY_OK_METHOD = 0, /* GET, DELETE, a notification or response,
+	                           * or a request of a method safe by the
+	                           * specification (replay.h) */
 	MGW_REPLAY_OK_TOOL,       /* tools/call of a tool annotated readOnlyHint
 	                           * or idempotentHint in a tools/list result
 	                           * seen for this session */
@@ -61,6 +63,11 @@ enum mgw_replay_verdict {
 	MGW_REPLAY_NO_UNREAD,     /* a body the gateway could not classify:
 	                           * the upstream may have read a tools/call
 	                           * in it */
+	MGW_REPLAY_NO_METHOD,     /* a request whose method the specification
+	                           * does not make safe to repeat */
+	MGW_REPLAY_NO_STATE,      /* params carry requestState or
+	                           * inputResponses (SEP-2322): the round it
+	                           * answers may have been consumed */
 };
 
 /* How a lost compare-and-set is settled. */

@@ -21,6 +21,7 @@
 #include "http/headers.h"
 #include "proxy/pool.h"
 #include "proxy/repin.h"
+#include "proxy/replay.h"
 #include "proxy/sse.h"
 #include "proxy/upstream.h"
 #include "session/session.h"
@@ -127,25 +128,17 @@ enum mgw_repin_reason mgw_repin_lost_reason(int status)
 	return MGW_REPIN_LOST_OTHER;
 }
 
+/* A legacy session's tools: those its own tools/list answers annotated. */
+static int session_tool_safe(const void *arg, const char *name, size_t len)
+{
+	return arg && mgw_session_tool_replay_safe(arg, name, len);
+}
+
 enum mgw_replay_verdict mgw_repin_replay_safe(const struct mgw_jrpc_msg *m,
                                               const struct mgw_session *rec,
                                               int replay)
 {
-	if (replay == MGW_REPLAY_ALWAYS)
-		return MGW_REPLAY_OK_ROUTE;
-	if (!m)
-		return MGW_REPLAY_OK_METHOD;   /* GET / DELETE */
-	if (m->kind == MGW_JRPC_BATCH)
-		return MGW_REPLAY_NO_BATCH;
-	if (m->kind == MGW_JRPC_INVALID)
-		return MGW_REPLAY_NO_UNREAD;
-	if (m->kind != MGW_JRPC_REQUEST || !m->method ||
-	    strcmp(m->method, "tools/call") != 0)
-		return MGW_REPLAY_OK_METHOD;
-	if (rec && m->name &&
-	    mgw_session_tool_replay_safe(rec, m->name, strlen(m->name)))
-		return MGW_REPLAY_OK_TOOL;
-	return MGW_REPLAY_NO_TOOL;
+	return mgw_replay_judge(m, replay, session_tool_safe, rec);
 }
 
 enum mgw_repin_conflict mgw_repin_on_conflict(uint32_t base_gen,

@@ -82,8 +82,9 @@ int mgw_repin_lost_body(const struct mgw_lost_session_conf *c,
 enum mgw_repin_reason mgw_repin_lost_reason(int status);
 
 /* Whether request m (NULL for GET/DELETE) of session rec may be replayed
- * after it was lost in flight; replay is the route's MGW_REPLAY_* value.
- * Values below MGW_REPLAY_NO_TOOL allow it. */
+ * after it was lost in flight; replay is the route's MGW_REPLAY_* value:
+ * mgw_replay_judge (replay.h) with the tools rec's tools/list answers
+ * annotated.  Values below MGW_REPLAY_NO_TOOL allow it. */
 enum mgw_replay_verdict mgw_repin_replay_safe(const struct mgw_jrpc_msg *m,
                                               const struct mgw_session *rec,
                                               int replay);

@@ -15,11 +15,14 @@
 #include "http/server.h"
 #include "mcp/jsonrpc.h"
 #include "proxy/repin.h"
+#include "proxy/replay.h"
+#include "proxy/route-t.h"
 #include "proxy/sf_req.h"
 #include "proxy/sse.h"
 #include "proxy/txn-t.h"
 #include "session/session.h"
 #include "session/store.h"
+#include "util/time.h"
 
 #define BG_TRIES 4                  /* compare-and-set rounds of an update */
 
@@ -198,6 +201,12 @@ static void record_tools(struct mgw_sf_req *q, const void *body, size_t len,
 
 	if (!json_is_object(res) || mgw_repin_safe_tools(res, &names, &n) != 0)
 		goto out;
+	/* the route's group learns too (what stateless requests go by) */
+	if (q->t->route->group->replay &&
+	    mgw_replay_tools_learn(&q->t->route->group->replay->tools, res,
+	                           json_object_get(q->t->msg.params, "cursor") != NULL,
+	                           mgw_now_ms()) == 0)
+		atomic_fetch_add(&q->t->route->group->replay->learned, 1);
 	if (n > MGW_SESSION_MAX_SAFE_TOOLS)
 		n = MGW_SESSION_MAX_SAFE_TOOLS; /* the rest: not replay-safe */
 	b = bg_new(q, BG_TOOLS);

@@ -32,6 +32,7 @@
 #include "proxy/pool.h"
 #include "proxy/relay.h"
 #include "proxy/repin.h"
+#include "proxy/replay.h"
 #include "proxy/retry.h"
 #include "proxy/sf_req.h"
 #include "proxy/sse.h"
@@ -439,23 +440,13 @@ static void end_init_session(struct mgw_sf_req *q, struct mgw_upstream_server *s
 
 static void refuse_replay(struct mgw_sf_req *q, enum mgw_replay_verdict v)
 {
-	const struct mgw_jrpc_msg *m = &q->t->msg;
 	char msg[320];
 
 	atomic_fetch_add(&q->sf->sh->core->cnt.inflight_refused, 1);
-	if (v == MGW_REPLAY_NO_TOOL)
-		snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
-		         "replayed: tool '%.200s' is not idempotent",
-		         m->name ? m->name : "");
-	else if (v == MGW_REPLAY_NO_BATCH)
-		snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
-		         "replayed: a batch may hold calls that are not "
-		         "idempotent");
-	else
-		snprintf(msg, sizeof(msg), "upstream lost mid-request; not "
-		         "replayed: the body was not read as a JSON-RPC "
-		         "message (%.160s), and may be a call that is not "
-		         "idempotent", m->error_msg);
+	mgw_replay_count(q->t, 0);
+	mgw_txn_note_why(q->t, "not-replayed");
+	mgw_replay_refusal_msg(v, q->t->have_msg ? &q->t->msg : NULL, msg,
+	                       sizeof(msg));
 	mgw_sf_fail(q, MGW_PERR_NOT_REPLAYED, msg);
 }
 
@@ -524,9 +515,11 @@ static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
 	case MGW_FO_REPLAY:
 	case MGW_FO_REPLAY_REPIN:
 		/* counted once per request, however many sends it took */
-		if (q->replays++ == 0)
+		if (q->replays++ == 0) {
 			atomic_fetch_add(&q->sf->sh->core->cnt.inflight_replayed, 1);
-		mgw_txn_note_why(t, "replayed-after-loss");
+			mgw_replay_count(t, 1);
+			mgw_txn_note_why(t, "replayed-after-loss");
+		}
 		if (d.action == MGW_FO_REPLAY_REPIN) {
 			mgw_sf_repin(q, s, d.reason);
 			return;

@@ -78,6 +78,8 @@ struct mgw_txn {
 	struct mgw_upstream_tried tried;
 	unsigned attempts;                /* attempts sent */
 	unsigned retries;                 /* of them, budgeted retries */
+	unsigned replays;                 /* of them, replays of a request
+	                                   * lost in flight (stateless) */
 	int status;                       /* the upstream's, once known */
 	struct mgw_relay rl;
 	/* for the access log */

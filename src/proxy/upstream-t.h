@@ -78,6 +78,8 @@ struct mgw_hash_point {
 };
 
 /* One upstream group. */
+struct mgw_replay_group;
+
 struct mgw_upstream_group {
 	/* all immutable */
 	const struct mgw_upstream_conf *conf; /* borrowed from the snapshot */
@@ -98,6 +100,8 @@ struct mgw_upstream_group {
 	char *credential;               /* upstream_auth static: the
 	                                 * Authorization value (owned; read
 	                                 * when the generation was built) */
+	struct mgw_replay_group *replay; /* replay-safe tools learned, replay
+	                                 * counters (replay.h; shared) */
 };
 
 /* Every group of one snapshot, and the proxy-wide retry budget. */

@@ -12,6 +12,7 @@
 #include "net/tls_client.h"
 #include "proxy/balancer.h"
 #include "proxy/conf_serve.h"
+#include "proxy/replay.h"
 #include "proxy/retry.h"
 #include "proxy/upstream.h"
 #include "util/url.h"
@@ -113,6 +114,10 @@ static void group_deinit(struct mgw_upstream_group *g)
 	free(g->servers);
 	free(g->ring);
 	mgw_upstream_credential_free(g->credential);
+	if (g->replay) {
+		mgw_replay_group_deinit(g->replay);
+		free(g->replay);
+	}
 	if (g->tls)
 		SSL_CTX_free(g->tls);
 }
@@ -131,6 +136,13 @@ static int group_init(struct mgw_upstreams *ups, size_t gi, char *err,
 	g->ups = ups;
 	g->balancer = uc->balancer;
 	g->proto = client_proto(uc->protocol);
+	if (!(g->replay = malloc(sizeof(*g->replay))) ||
+	    mgw_replay_group_init(g->replay) != 0) {
+		free(g->replay);
+		g->replay = NULL;
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
 	if (uc->n_servers == 0) {
 		snprintf(err, errlen, "upstream %s: no servers", g->name);
 		return MGW_EINVAL;
@@ -469,7 +481,10 @@ size_t mgw_upstreams_adopt(struct mgw_upstreams *next,
 
 	for (size_t gi = 0; gi < next->n_groups; gi++) {
 		struct mgw_upstream_group *g = &next->groups[gi];
+		const struct mgw_upstream_group *og = mgw_upstreams_find(old, g->name);
 
+		if (og && og->replay && g->replay)
+			mgw_replay_group_carry(g->replay, og->replay);
 		for (size_t i = 0; i < g->n_servers; i++) {
 			struct mgw_upstream_server *from =
 				mgw_upstreams_same_server(old, g->name,

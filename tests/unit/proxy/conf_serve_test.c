@@ -102,6 +102,7 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_null(u->tls_sni);
 	assert_int_equal(u->max_connections, 256);
 	assert_int_equal(u->max_idle, 256);
+	assert_int_equal(u->tools_probe, 0);
 	for (size_t i = 0; i < u->n_servers; i++)
 		assert_int_equal(u->servers[i].weight, 1);
 	assert_health_default(&u->health);
@@ -188,6 +189,7 @@ static const char full_yaml[] =
 	"      sni: mcp.example.com\n"
 	"    max_connections: 10\n"
 	"    max_idle: 0\n"
+	"    tools_probe: true\n"
 	"    servers:\n"
 	"      - url: https://10.0.0.1:8443/api\n"
 	"        weight: 1000\n"
@@ -268,6 +270,7 @@ static void test_full(void **state)
 	assert_string_equal(u->tls_sni, "mcp.example.com");
 	assert_int_equal(u->max_connections, 10);
 	assert_int_equal(u->max_idle, 0);
+	assert_int_equal(u->tools_probe, 1);
 	assert_int_equal(u->n_servers, 2);
 	assert_string_equal(u->servers[0].url, "https://10.0.0.1:8443/api");
 	assert_int_equal(u->servers[0].weight, 1000);
