@@ -265,6 +265,7 @@ int mgw_sf_stats_json(struct mgw_sf_shared *sh, json_t *out)
 		{"streams_closed", &c->streams_closed},
 		{"last_event_passed", &c->last_event_passed},
 		{"last_event_dropped", &c->last_event_dropped},
+		{"resumes_answered", &c->resumes_answered},
 		{"tools_recorded", &c->tools_recorded},
 		{"record_updates_failed", &c->record_updates_failed},
 		{"repinned", &rc->repinned},

@@ -41,6 +41,10 @@ struct mgw_sf_counters {
 	                                     * failed */
 	atomic_uint_fast64_t last_event_passed;  /* Last-Event-ID passed on */
 	atomic_uint_fast64_t last_event_dropped; /* not passed: other pin */
+	atomic_uint_fast64_t resumes_answered; /* a POST's stream resumed
+	                                     * after a re-pin, answered by
+	                                     * the gateway (its -32010, or
+	                                     * 204 once answered) */
 	atomic_uint_fast64_t tools_recorded; /* tools/list results recorded */
 	atomic_uint_fast64_t record_updates_failed; /* notifications/
 	                                     * initialized or tools not
