@@ -34,6 +34,7 @@
 #include "proxy/relay.h"
 #include "proxy/repin.h"
 #include "proxy/retry.h"
+#include "proxy/sf_bus.h"
 #include "proxy/sf_req.h"
 #include "proxy/sse.h"
 #include "proxy/stateful.h"
@@ -669,6 +670,25 @@ void mgw_sf_on_repinned(void *arg, const struct mgw_session *rec,
 		if (q->cid && strcmp(q->cid, rec->id) == 0 && q->t->last != srv) {
 			atomic_fetch_add(&sf->sh->core->cnt.streams_closed, 1);
 			mgw_relay_abort(q->t, "session re-pinned");
+		}
+	}
+	/* the other workers' streams: best effort (no memory: they end
+	 * when their replica fails) */
+	(void)mgw_sf_bus_publish(sf->bus, rec->id, rec->pin_gen);
+}
+
+void mgw_sf_on_bus(void *arg, const char *sid, uint32_t gen)
+{
+	struct mgw_sf *sf = arg;
+	struct mgw_sf_req *q = sf->streams, *next;
+
+	for (; q; q = next) {
+		next = q->snext;
+		if (q->cid && q->rec && strcmp(q->cid, sid) == 0 &&
+		    q->rec->pin_gen < gen) {
+			atomic_fetch_add(&sf->sh->core->cnt.streams_closed, 1);
+			atomic_fetch_add(&sf->sh->core->cnt.streams_closed_elsewhere, 1);
+			mgw_relay_abort(q->t, "session re-pinned (by another worker)");
 		}
 	}
 }
