@@ -166,6 +166,7 @@ static json_t *config_json(const struct mgw_load_conf *c)
 	json_object_set_new(o, "reconnect_after",
 	                    json_integer((json_int_t)t->reconnect_after));
 	json_object_set_new(o, "spread_users", json_boolean(c->spread_users));
+	json_object_set_new(o, "users", json_integer((json_int_t)c->users));
 	json_object_set_new(o, "http2", json_boolean(t->http2));
 	if (t->ca_file)
 		json_object_set_new(o, "ca_file", json_string(t->ca_file));
