@@ -85,6 +85,7 @@ struct mgw_be_stream {
 	struct mgw_be_session *session; /* GET streams only */
 	json_t *sub_id;                 /* listen: the request id (owned ref) */
 	int tools_list_changed;         /* listen: client opted in */
+	unsigned long events;           /* GET: events written (their ids) */
 	struct event *keepalive;
 	struct mgw_be_stream *prev, *next;
 };
@@ -111,6 +112,8 @@ struct mgw_be_call {
 	char *frame;                    /* final SSE frame being written */
 	size_t frame_len, frame_off;
 	uint32_t ticks_sent;            /* ticks tool: events written so far */
+	unsigned long events;           /* legacy SSE answer: events written
+	                                 * (their ids) */
 };
 
 /* The running server. */

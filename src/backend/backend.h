@@ -130,10 +130,12 @@ void mgw_be_streams_close_session(struct mgw_backend *be,
  * result (subscriptions spec).  Used when shutting down. */
 void mgw_be_streams_close_all(struct mgw_backend *be);
 
-/* Writes one SSE "event: message" frame to x.  Returns what
- * mgw_http_stream_write returns. */
-int mgw_be_sse_write_event(struct mgw_http_exchange *x, const char *json,
-                           size_t len);
+/* Writes one SSE "event: message" frame to x, with "id: <id>" first when
+ * id is not 0 (legacy streams number their events, so that a client has
+ * a Last-Event-ID to resume with; this server does not replay them).
+ * Returns what mgw_http_stream_write returns. */
+int mgw_be_sse_write_event(struct mgw_http_exchange *x, unsigned long id,
+                           const char *json, size_t len);
 
 /* Headers every SSE response carries (Cache-Control, X-Accel-Buffering)
  * appended to h. */

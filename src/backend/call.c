@@ -126,7 +126,8 @@ int mgw_be_call_notify(struct mgw_be_call *c, const char *method,
 	body = mgw_jrpc_notification_body(method, params, &len);
 	if (!body)
 		return MGW_ENOMEM;
-	rc = mgw_be_sse_write_event(c->x, body, len);
+	rc = mgw_be_sse_write_event(c->x, c->era == MGW_BE_LEGACY ? ++c->events
+	                            : 0, body, len);
 	free(body);
 	return rc; /* MGW_ELIMIT: dropped, the reader is too slow */
 }

@@ -4,6 +4,7 @@
  * them. */
 #include "autoconf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,17 +21,19 @@ void mgw_be_sse_headers(struct mgw_headers *h)
 	mgw_headers_set(h, "X-Accel-Buffering", "no");
 }
 
-int mgw_be_sse_write_event(struct mgw_http_exchange *x, const char *json,
-                           size_t len)
+int mgw_be_sse_write_event(struct mgw_http_exchange *x, unsigned long id,
+                           const char *json, size_t len)
 {
 	static const char head[] = "event: message\ndata: ";
-	char *frame = malloc(sizeof(head) - 1 + len + 2);
+	char *frame = malloc(32 + sizeof(head) - 1 + len + 2);
 	size_t n = 0;
 	int rc;
 
 	if (!frame)
 		return MGW_ENOMEM;
-	memcpy(frame, head, sizeof(head) - 1);
+	if (id)
+		n = (size_t)sprintf(frame, "id: %lu\n", id);
+	memcpy(frame + n, head, sizeof(head) - 1);
 	n += sizeof(head) - 1;
 	memcpy(frame + n, json, len);
 	n += len;
@@ -161,7 +164,8 @@ int mgw_be_stream_send(struct mgw_be_stream *st, const char *json, size_t len)
 
 	if (!st->x)
 		return MGW_ECLOSED;
-	rc = mgw_be_sse_write_event(st->x, json, len);
+	rc = mgw_be_sse_write_event(st->x, st->kind == MGW_BE_STREAM_GET
+	                            ? ++st->events : 0, json, len);
 	if (rc == 0)
 		st->be->stats.notifications_pushed++;
 	return rc;

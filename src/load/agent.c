@@ -529,7 +529,9 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 	a->res.bytes += ans->bytes;
 	if (ans->status)
 		a->res.status = ans->status;
-	if (ans->kind == LD_ANS_FAILED) {
+	if (ans->kind == LD_ANS_FAILED || (ans->kind == LD_ANS_TIMEOUT &&
+	                                   !a->stdio)) {
+		/* HTTP: a timeout drops the connection too (ld_http_broken) */
 		a->conn_broken = 1;
 	} else if (ans->kind != LD_ANS_TIMEOUT && a->conn_broken) {
 		a->conn_broken = 0;
@@ -636,6 +638,12 @@ static void on_tmo(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cancel_inflight(a);
+	/* a connection that gave no answer in time is not used again: the
+	 * next call reconnects (counted when it is answered) */
+	if (!a->stdio) {
+		ld_http_broken(a);
+		a->conn_broken = 1;
+	}
 	if (a->closing) {
 		/* the DELETE (or the auth run before it) took too long */
 		if (a->step != LD_ST_CLOSED) {

@@ -143,6 +143,10 @@ struct ld_http {
 	size_t n;
 	size_t cur;                  /* reuse mode: URL in use; n = none */
 	unsigned long on_conn;       /* reuse mode: requests sent on it */
+	int broken;                  /* reuse mode: the last call on it failed
+	                              * or timed out: the next send opens a
+	                              * new connection, to a target drawn
+	                              * again */
 	struct ld_hreq *req;         /* in flight */
 	struct ld_hreq *drain;       /* answered stream still open */
 };

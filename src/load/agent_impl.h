@@ -98,6 +98,9 @@ void ld_http_deinit(struct mgw_load_agent *a);
 int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m);
 /* Drops the request in flight without an answer. */
 void ld_http_cancel(struct mgw_load_agent *a);
+/* The connection in use is broken (a failure, or no answer in time):
+ * reuse mode drops it before the next send and draws a target again. */
+void ld_http_broken(struct mgw_load_agent *a);
 
 /* ---- transport_stdio.c ---- */
 

@@ -91,6 +91,9 @@ struct mgw_load_engine {
 	struct slot **idle;       /* open loop: free slots, most recent last */
 	size_t n_idle;
 	int spread;               /* take the oldest idle slot, not the newest */
+	size_t users;             /* open loop: exactly this many slots (0:
+	                           * the concurrency with spread, else as
+	                           * needed) */
 	size_t inflight;
 
 	enum run_state state;
@@ -367,6 +370,9 @@ static void dispatch(struct mgw_load_engine *e, uint64_t now)
 			if (e->inflight >= (size_t)ph->concurrency)
 				return;
 			s = idle_pop(e);
+			/* --users: all of them busy, the tick waits */
+			if (!s && e->users && e->n_slots >= e->users)
+				return;
 			if (!s && !(s = slot_get(e, e->n_slots)))
 				return;
 		}
@@ -519,7 +525,8 @@ static int open_setup(struct mgw_load_engine *e, const struct mgw_load_phase *ph
 	e->bl_head = e->bl_len = 0;
 	e->tick_ns = 1e9 / ph->rate;
 	/* spread: every user from the start, taken in turn */
-	while (e->spread && e->n_slots < (size_t)ph->concurrency)
+	while (e->spread && e->n_slots < (e->users ? e->users
+	                                           : (size_t)ph->concurrency))
 		if (!slot_get(e, e->n_slots))
 			return MGW_ENOMEM;
 	/* Most recently used agents last, so they are taken first (spread:
@@ -818,7 +825,8 @@ static int build_transport(struct mgw_load_engine *e, char *err, size_t errlen)
 	long most = 1;
 
 	e->target.conn = (enum mgw_load_conn)c->transport.connection;
-	e->spread = c->spread_users;
+	e->spread = c->spread_users || c->users > 0;
+	e->users = (size_t)c->users;
 	e->target.reconnect_after = (unsigned long)c->transport.reconnect_after;
 	e->target.http2 = c->transport.http2;
 	e->target.ca_file = c->transport.ca_file;

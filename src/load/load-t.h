@@ -140,6 +140,9 @@ struct mgw_load_conf {
 	struct mgw_load_output_conf output;
 	int quiet;                 /* no table, no progress line */
 	int spread_users;          /* open loop: ticks go round all users */
+	long long users;           /* open loop: this many users from the
+	                            * start, ticks in turn (implies
+	                            * spread_users); 0: see spread_users */
 };
 
 #endif

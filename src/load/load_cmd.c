@@ -46,7 +46,9 @@ static void usage(FILE *out)
 "        repeatable.  With several, each virtual user picks one at random\n"
 "        per connection, as a Kubernetes Service would.\n"
 "  --connection reuse|new\n"
-"        reuse: keep-alive (one connection per virtual user).  new: a new\n"
+"        reuse: keep-alive (one connection per virtual user; a connection\n"
+"        that failed or gave no answer within --timeout is dropped, and the\n"
+"        next call opens a new one to a target chosen again).  new: a new\n"
 "        connection, to a randomly chosen target, for every request.\n"
 "        Default: reuse.\n"
 "  --reconnect-after N\n"
@@ -116,6 +118,12 @@ static void usage(FILE *out)
 "        (session, handle) carries its share, as that many separate\n"
 "        clients would.  Default: the one idle the shortest, which keeps\n"
 "        the fewest sessions busy.\n"
+"  --users N\n"
+"        Open loop: N virtual users (sessions, handles) exist from the start\n"
+"        and take the ticks in turn, whatever --concurrency (which still\n"
+"        bounds the calls in flight); a tick waits in the backlog while all\n"
+"        N are busy.  So a kill scene hits N sessions, not the few a fast\n"
+"        target keeps busy.  Implies --spread-users.\n"
 "  --duration DURATION\n"
 "        Length of the measured phase.  Default: 10s (none with --requests).\n"
 "  --requests N\n"
@@ -181,6 +189,7 @@ enum {
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
 	OPT_REQUESTS, OPT_BACKLOG, OPT_CA_FILE, OPT_PROTO, OPT_LIST_TOOLS,
 	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
+	OPT_USERS,
 };
 
 static const struct option long_opts[] = {
@@ -220,6 +229,7 @@ static const struct option long_opts[] = {
 	{"protocol-version", required_argument, NULL, OPT_PROTO},
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
 	{"spread-users", no_argument, NULL, OPT_SPREAD_USERS},
+	{"users", required_argument, NULL, OPT_USERS},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"lost-session-match", required_argument, NULL, OPT_LOST_MATCH},
 	{NULL, 0, NULL, 0},
@@ -237,6 +247,7 @@ struct flags {
 	const char *headers[MAX_REPEAT];
 	size_t n_headers;
 	const char *dialect, *concurrency, *rate, *duration, *warmup, *requests;
+	const char *users;
 	const char *backlog, *connection, *reconnect_after, *ca_file, *tool, *json, *csv, *clock_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
@@ -294,6 +305,7 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_PROTO: f->proto = v; break;
 	case OPT_LIST_TOOLS: f->list_tools = 1; break;
 	case OPT_SPREAD_USERS: f->spread_users = 1; break;
+	case OPT_USERS: f->users = v; break;
 	case OPT_LOG_LEVEL: f->log_level = v; break;
 	case OPT_LOST_MATCH: f->lost_match = v; break;
 	default: return MGW_EINVAL;
@@ -437,6 +449,9 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 		c->list_tools = 1;
 	if (f->spread_users)
 		c->spread_users = 1;
+	if (f->users &&
+	    mgw_parse_int(f->users, 1, 1000000, &c->users) != 0)
+		return usage_error("invalid --users '%s' (1 to 1000000)", f->users);
 	if (f->timeout) {
 		if (mgw_parse_duration(f->timeout, &d) != 0 || d > 3600)
 			return usage_error("invalid --timeout '%s' (a duration up to "

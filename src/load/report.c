@@ -166,6 +166,7 @@ static json_t *config_json(const struct mgw_load_conf *c)
 	json_object_set_new(o, "reconnect_after",
 	                    json_integer((json_int_t)t->reconnect_after));
 	json_object_set_new(o, "spread_users", json_boolean(c->spread_users));
+	json_object_set_new(o, "users", json_integer((json_int_t)c->users));
 	json_object_set_new(o, "http2", json_boolean(t->http2));
 	if (t->ca_file)
 		json_object_set_new(o, "ca_file", json_string(t->ca_file));
@@ -486,6 +487,55 @@ static void print_failures(FILE *out, const struct mgw_load_counts *c)
 		fputs(" none", out);
 }
 
+/* What the failures said: the first failures kept (first_failures in the
+ * JSON), grouped by kind and detail, most frequent first, so that the
+ * text shows why without the JSON. */
+#define REASONS_MAX 8
+static void print_reasons(FILE *out, const struct mgw_load_stats *st)
+{
+	size_t first[MGW_LOAD_FAIL_SAMPLES], count[MGW_LOAD_FAIL_SAMPLES];
+	size_t n = 0, shown = 0;
+
+	for (size_t i = 0; i < st->n_samples; i++) {
+		const struct mgw_load_fail_sample *fs = &st->samples[i];
+		size_t k;
+
+		for (k = 0; k < n; k++) {
+			const struct mgw_load_fail_sample *g = &st->samples[first[k]];
+
+			if (g->outcome == fs->outcome && strcmp(g->detail, fs->detail) == 0)
+				break;
+		}
+		if (k == n) {
+			first[n] = i;
+			count[n++] = 0;
+		}
+		count[k]++;
+	}
+	if (!n)
+		return;
+	fprintf(out, "failure reasons (the first %zu failures):\n", st->n_samples);
+	while (shown < n && shown < REASONS_MAX) {
+		size_t best = 0;
+
+		for (size_t k = 1; k < n; k++)
+			if (count[k] > count[best])
+				best = k;
+		if (!count[best])
+			break;
+		fprintf(out, "  %4zu  %s: %.160s\n", count[best],
+		        mgw_load_outcome_name((enum mgw_load_outcome)
+		                              st->samples[first[best]].outcome),
+		        st->samples[first[best]].detail[0]
+		                ? st->samples[first[best]].detail : "-");
+		count[best] = 0;
+		shown++;
+	}
+	if (shown < n)
+		fprintf(out, "  (%zu other reasons: see first_failures in --json)\n",
+		        n - shown);
+}
+
 void mgw_load_report_table(FILE *out, const struct mgw_load_conf *c,
                            const struct mgw_load_stats *st,
                            const struct mgw_load_gate_result *g)
@@ -538,6 +588,7 @@ void mgw_load_report_table(FILE *out, const struct mgw_load_conf *c,
 		print_failures(out, k);
 		fputc('\n', out);
 	}
+	print_reasons(out, st);
 	if (st->interrupted)
 		fputs("(interrupted: later phases skipped)\n", out);
 	for (size_t i = 0; g && i < g->n; i++) {

@@ -90,6 +90,11 @@ void ld_http_cancel(struct mgw_load_agent *a)
 	a->http.req = NULL;
 }
 
+void ld_http_broken(struct mgw_load_agent *a)
+{
+	a->http.broken = 1;
+}
+
 void ld_http_deinit(struct mgw_load_agent *a)
 {
 	struct ld_http *h = &a->http;
@@ -339,11 +344,10 @@ static void on_error(struct mgw_client_req *r, const struct mgw_client_error *e,
 	}
 	snprintf(why, sizeof(why), "%s: %s", mgw_client_err_class_name(e->cls),
 	         e->msg ? e->msg : mgw_strerror(e->code));
-	/* a connection that failed is given up: reuse mode picks a target
-	 * again for the next connection, as a client reconnecting through a
-	 * Service would land anywhere */
-	if (!(e->cls == MGW_CLIENT_E_TIMEOUT && !(e->flags & MGW_CLIENT_F_CONNECT)))
-		a->http.cur = a->http.n;
+	/* a connection that failed (or went silent) is given up: reuse mode
+	 * opens a new one before the next request, to a target drawn again,
+	 * as a client reconnecting through a Service would land anywhere */
+	a->http.broken = 1;
 	deliver(q, e->cls == MGW_CLIENT_E_TIMEOUT && !(e->flags & MGW_CLIENT_F_CONNECT)
 	                   ? LD_ANS_TIMEOUT : LD_ANS_FAILED, why);
 	hreq_free(q);
@@ -370,14 +374,16 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 	if (a->target->conn == MGW_LOAD_CONN_NEW) {
 		i = (size_t)mgw_random_below(h->n);
 	} else {
-		if (h->cur < h->n && a->target->reconnect_after &&
-		    h->on_conn >= a->target->reconnect_after) {
-			/* a planned reconnect: this connection goes (once its
-			 * requests are done) and the next target is drawn again */
+		if (h->cur < h->n && (h->broken || (a->target->reconnect_after &&
+		    h->on_conn >= a->target->reconnect_after))) {
+			/* a planned reconnect, or one after a broken
+			 * connection: this connection goes (once its requests
+			 * are done) and the next target is drawn again */
 			mgw_client_origin_free(h->origins[h->cur]);
 			h->origins[h->cur] = NULL;
 			h->cur = h->n;
 		}
+		h->broken = 0;
 		if (h->cur >= h->n) {
 			h->cur = (size_t)mgw_random_below(h->n);
 			h->on_conn = 0;

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/headers.h"
+#include "mcp/jsonrpc.h"
 #include "proxy/errors.h"
 #include "proxy/handler.h"
 #include "proxy/metrics.h"
@@ -341,7 +342,10 @@ static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
 
 	rl->mode = MGW_RELAY_STREAM;
 	rl->stamping = rl->sse && (flags & MGW_RELAY_F_STAMP);
-	if (rl->stamping)
+	if (rl->stamping && (flags & MGW_RELAY_F_STAMP_REQ) && t->have_msg &&
+	    t->msg.kind == MGW_JRPC_REQUEST)
+		mgw_sse_stamper_init_req(&rl->stamp, tag, t->msg.id);
+	else if (rl->stamping)
 		mgw_sse_stamper_init(&rl->stamp, tag);
 	if ((flags & MGW_RELAY_F_CAPTURE) && !(rl->cap = evbuffer_new())) {
 		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);

@@ -26,6 +26,7 @@
 #define MGW_RELAY_CAPTURE_MAX (1024 * 1024)
 
 #define MGW_RELAY_F_STAMP   1u  /* stamp SSE event ids with tag */
+#define MGW_RELAY_F_STAMP_REQ 4u /* and with the request's id (sse.h) */
 #define MGW_RELAY_F_CAPTURE 2u  /* keep a copy of a streamed body */
 
 void mgw_relay_init(struct mgw_relay *rl);

@@ -76,9 +76,14 @@ void mgw_sf_reset_answer(struct mgw_sf_req *q);
  * is NULL), and Content-Length dropped (the server layer sets it). */
 /* The re-pin map's hook (mgw_repin_env.on_repinned): closes this
  * worker's GET streams of the session still relayed from another
- * replica, so that their clients reconnect to the new pin. */
+ * replica, so that their clients reconnect to the new pin, and tells the
+ * other workers (sf_bus.h). */
 void mgw_sf_on_repinned(void *arg, const struct mgw_session *rec,
                         const struct mgw_upstream_server *srv);
+/* The bus's hook (sf_bus.h), on this worker's loop: another worker
+ * re-pinned session sid to pin generation gen; closes this worker's GET
+ * streams of it opened under an older generation. */
+void mgw_sf_on_bus(void *arg, const char *sid, uint32_t gen);
 int mgw_sf_client_headers(struct mgw_headers *out,
                           const struct mgw_headers *in, const char *sid);
 

@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "proxy/pipeline.h"
 #include "proxy/repin.h"
+#include "proxy/sf_bus.h"
 #include "proxy/sf_req.h"
 #include "proxy/stateful.h"
 #include "session/store.h"
@@ -92,6 +93,7 @@ static void core_unref(struct mgw_sf_core *core)
 		return;
 	for (int k = 0; k < MGW_SF_STORE_KINDS; k++)
 		mgw_session_store_free(core->stores[k].st);
+	mgw_sf_bus_deinit(&core->bus);
 	free(core);
 }
 
@@ -102,7 +104,10 @@ struct mgw_sf_shared *mgw_sf_shared_new(const struct mgw_serve_conf *conf,
 {
 	struct mgw_sf_shared *sh = calloc(1, sizeof(*sh));
 
-	if (!sh || !(sh->core = calloc(1, sizeof(*sh->core)))) {
+	if (!sh || !(sh->core = calloc(1, sizeof(*sh->core))) ||
+	    mgw_sf_bus_init(&sh->core->bus) != 0) {
+		if (sh)
+			free(sh->core);
 		free(sh);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
@@ -174,7 +179,9 @@ struct mgw_sf *mgw_sf_new(struct mgw_sf_shared *sh, struct mgw_pipeline *pl,
 	env.cnt = &sh->core->cnt.repin;
 	env.on_repinned = mgw_sf_on_repinned;
 	env.hook_arg = sf;
-	if (mgw_repin_map_init(&sf->map, &env) != 0) {
+	if (mgw_repin_map_init(&sf->map, &env) != 0 ||
+	    !(sf->bus = mgw_sf_bus_subscribe(&sh->core->bus, pl->base,
+	                                     mgw_sf_on_bus, sf))) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -197,6 +204,7 @@ void mgw_sf_free(struct mgw_sf *sf)
 		mgw_warn(NULL, "stateful handler freed with %zu requests in progress",
 		         sf->live);
 	mgw_sf_bg_drop_all(sf);
+	mgw_sf_bus_unsubscribe(sf->bus);
 	mgw_repin_map_deinit(&sf->map);
 	for (int k = 0; k < MGW_SF_STORE_KINDS; k++)
 		mgw_session_view_free(sf->views[k]);
@@ -263,8 +271,10 @@ int mgw_sf_stats_json(struct mgw_sf_shared *sh, json_t *out)
 		{"replays_refused", &c->inflight_refused},
 		{"streams", &c->streams},
 		{"streams_closed", &c->streams_closed},
+		{"streams_closed_elsewhere", &c->streams_closed_elsewhere},
 		{"last_event_passed", &c->last_event_passed},
 		{"last_event_dropped", &c->last_event_dropped},
+		{"resumes_answered", &c->resumes_answered},
 		{"tools_recorded", &c->tools_recorded},
 		{"record_updates_failed", &c->record_updates_failed},
 		{"repinned", &rc->repinned},

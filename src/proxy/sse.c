@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "mcp/jsonrpc.h"
 #include "proxy/sse.h"
+#include "util/base64.h"
 
 /* Where the stamper stands in the current line. */
 enum {
@@ -21,7 +22,70 @@ void mgw_sse_stamper_init(struct mgw_sse_stamper *st, uint32_t tag)
 {
 	memset(st, 0, sizeof(*st));
 	snprintf(st->stamp, sizeof(st->stamp), "%08x.", (unsigned)tag);
+	st->stamp_len = MGW_SSE_STAMP_LEN;
 	st->state = S_LINE_START;
+}
+
+/* base64url of id's JSON text into buf, or 0 when it is too long / not a
+ * request id / no memory. */
+static size_t encode_id(const json_t *id, char *buf, size_t size)
+{
+	char *text, *b64;
+	size_t n = 0;
+
+	if (!id || !(json_is_string(id) || json_is_integer(id)))
+		return 0;
+	text = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	if (!text)
+		return 0;
+	if (strlen(text) <= MGW_SSE_REQ_ID_MAX &&
+	    (b64 = mgw_base64_encode(text, strlen(text), 1)) != NULL) {
+		n = strlen(b64);
+		if (n < size)
+			memcpy(buf, b64, n + 1);
+		else
+			n = 0;
+		free(b64);
+	}
+	free(text);
+	return n;
+}
+
+static size_t request_stamp(uint32_t tag, char sep, const json_t *id,
+                            char *buf, size_t size)
+{
+	char enc[MGW_SSE_STAMP_MAX];
+	int n;
+
+	if (encode_id(id, enc, sizeof(enc)) == 0)
+		return 0;
+	n = snprintf(buf, size, "%08x%c%s.", (unsigned)tag, sep, enc);
+	return n > 0 && (size_t)n < size ? (size_t)n : 0;
+}
+
+void mgw_sse_stamper_init_req(struct mgw_sse_stamper *st, uint32_t tag,
+                              const json_t *id)
+{
+	size_t n;
+
+	mgw_sse_stamper_init(st, tag);
+	n = request_stamp(tag, '-', id, st->stamp, sizeof(st->stamp));
+	if (n)
+		st->stamp_len = n;
+	else
+		mgw_sse_stamper_init(st, tag);
+}
+
+size_t mgw_sse_answered_id(uint32_t tag, const json_t *id, char *buf,
+                           size_t size)
+{
+	size_t n = request_stamp(tag, '+', id, buf, size);
+
+	if (!n || n + 1 >= size)
+		return 0;
+	buf[n++] = '0';
+	buf[n] = '\0';
+	return n;
 }
 
 static int is_eol(char c)
@@ -83,7 +147,7 @@ int mgw_sse_stamp(struct mgw_sse_stamper *st, const void *data, size_t len,
 			if (evbuffer_add(out, st->held, st->n_held) != 0)
 				return MGW_ENOMEM;
 			if (st->n_held >= 3 && !is_eol(c) &&
-			    evbuffer_add(out, st->stamp, MGW_SSE_STAMP_LEN) != 0)
+			    evbuffer_add(out, st->stamp, st->stamp_len) != 0)
 				return MGW_ENOMEM;
 			st->n_held = 0;
 			st->state = S_MID;
@@ -114,12 +178,13 @@ static int hexval(char c)
 	return -1;
 }
 
-int mgw_sse_unstamp(const char *v, size_t len, uint32_t tag,
-                    const char **rest, size_t *rest_len)
+int mgw_sse_stamp_parse(const char *v, size_t len,
+                        struct mgw_sse_stamp_view *out)
 {
 	uint32_t got = 0;
+	const char *p, *end;
 
-	if (!v || len <= MGW_SSE_STAMP_LEN || v[MGW_SSE_STAMP_LEN - 1] != '.')
+	if (!v || len < MGW_SSE_STAMP_LEN)
 		return 0;
 	for (size_t i = 0; i < MGW_SSE_STAMP_LEN - 1; i++) {
 		int d = hexval(v[i]);
@@ -128,10 +193,69 @@ int mgw_sse_unstamp(const char *v, size_t len, uint32_t tag,
 			return 0;
 		got = got << 4 | (uint32_t)d;
 	}
-	if (got != tag)
+	memset(out, 0, sizeof(*out));
+	out->tag = got;
+	end = v + len;
+	switch (v[MGW_SSE_STAMP_LEN - 1]) {
+	case '.':
+		out->kind = MGW_SSE_STAMP_PLAIN;
+		out->rest = v + MGW_SSE_STAMP_LEN;
+		out->rest_len = len - MGW_SSE_STAMP_LEN;
+		return out->rest_len > 0;
+	case '-':
+		out->kind = MGW_SSE_STAMP_REQUEST;
+		break;
+	case '+':
+		out->kind = MGW_SSE_STAMP_ANSWERED;
+		break;
+	default:
 		return 0;
-	*rest = v + MGW_SSE_STAMP_LEN;
-	*rest_len = len - MGW_SSE_STAMP_LEN;
+	}
+	/* base64url has no '.': the first one ends the id */
+	p = v + MGW_SSE_STAMP_LEN;
+	out->req = p;
+	while (p < end && *p != '.')
+		p++;
+	out->req_len = (size_t)(p - out->req);
+	if (p == end || out->req_len == 0 ||
+	    out->req_len > MGW_SSE_STAMP_MAX - MGW_SSE_STAMP_LEN - 1)
+		return 0;
+	out->rest = p + 1;
+	out->rest_len = (size_t)(end - out->rest);
+	return out->kind == MGW_SSE_STAMP_ANSWERED || out->rest_len > 0;
+}
+
+json_t *mgw_sse_stamp_request_id(const struct mgw_sse_stamp_view *sv)
+{
+	unsigned char *text;
+	size_t n;
+	json_t *id;
+
+	if (sv->kind == MGW_SSE_STAMP_PLAIN || !sv->req)
+		return NULL;
+	text = mgw_base64_decode(sv->req, sv->req_len, 1, &n);
+	if (!text)
+		return NULL;
+	id = n <= MGW_SSE_REQ_ID_MAX
+	     ? json_loadb((const char *)text, n, JSON_DECODE_ANY, NULL) : NULL;
+	free(text);
+	if (id && !json_is_string(id) && !json_is_integer(id)) {
+		json_decref(id);
+		id = NULL;
+	}
+	return id;
+}
+
+int mgw_sse_unstamp(const char *v, size_t len, uint32_t tag,
+                    const char **rest, size_t *rest_len)
+{
+	struct mgw_sse_stamp_view sv;
+
+	if (!mgw_sse_stamp_parse(v, len, &sv) || sv.tag != tag ||
+	    sv.kind == MGW_SSE_STAMP_ANSWERED || sv.rest_len == 0)
+		return 0;
+	*rest = sv.rest;
+	*rest_len = sv.rest_len;
 	return 1;
 }
 

@@ -14,7 +14,26 @@
  *
  * and a `Last-Event-ID` coming back is passed on (with the stamp removed)
  * only when its tag equals the session's current tag.  An `id` field with
- * an empty value (which resets the client's last event id) is left alone. */
+ * an empty value (which resets the client's last event id) is left alone.
+ *
+ * Streams that answer a request.  The events of a POST's SSE answer are
+ * stamped with the request's id as well, so that a client resuming that
+ * stream after a re-pin (GET + Last-Event-ID) says which request it is
+ * still waiting for:
+ *
+ *     <tag> "-" <base64url of the id's JSON text> "." <upstream id>
+ *
+ * The client carries the stamp -> request id map: nothing is remembered by
+ * the gateway, so it holds across workers, restarts and gateways.  The id
+ * is bounded (MGW_SSE_REQ_ID_MAX bytes of JSON text; a longer one gets the
+ * plain stamp).  The gateway's own answer to such a resume (the request's
+ * outcome) carries
+ *
+ *     <tag> "+" <base64url of the id's JSON text> "." "0"
+ *
+ * which says "answered": resumed again, it gets 204 (the SDKs read it as
+ * the end of that stream).  base64url has no '.', so the first '.' after
+ * the tag ends the request id, whatever the upstream's id holds. */
 #ifndef MGW_PROXY_SSE_H
 #define MGW_PROXY_SSE_H
 
@@ -24,14 +43,35 @@
 #include <event2/buffer.h>
 #include <jansson.h>
 
-/* Bytes the stamp puts in front of an upstream id. */
+/* Bytes the plain stamp puts in front of an upstream id. */
 #define MGW_SSE_STAMP_LEN 9
+/* Longest request id (its JSON text) carried in a stamp. */
+#define MGW_SSE_REQ_ID_MAX 96
+/* Longest stamp: tag, separator, base64url of the id, ".". */
+#define MGW_SSE_STAMP_MAX (MGW_SSE_STAMP_LEN + (MGW_SSE_REQ_ID_MAX + 2) / 3 * 4 + 1)
+
+/* What a stamp says (mgw_sse_stamp_parse). */
+enum mgw_sse_stamp_kind {
+	MGW_SSE_STAMP_PLAIN = 0,  /* "<tag>." : the standalone stream */
+	MGW_SSE_STAMP_REQUEST,    /* "<tag>-<id>." : a request's answer */
+	MGW_SSE_STAMP_ANSWERED,   /* "<tag>+<id>." : the gateway answered it */
+};
+
+struct mgw_sse_stamp_view {
+	enum mgw_sse_stamp_kind kind;
+	uint32_t tag;
+	const char *req;          /* REQUEST, ANSWERED: base64url of the id */
+	size_t req_len;
+	const char *rest;         /* the upstream's id (may be empty) */
+	size_t rest_len;
+};
 
 /* Incremental stamper state for one stream.  Bytes go through unchanged
  * except `id` fields; at most a few bytes of a possible "id: " prefix are
  * held between calls (so events still pass as they arrive). */
 struct mgw_sse_stamper {
-	char stamp[MGW_SSE_STAMP_LEN + 1]; /* "xxxxxxxx." */
+	char stamp[MGW_SSE_STAMP_MAX + 1]; /* "xxxxxxxx." or "xxxxxxxx-ID." */
+	size_t stamp_len;
 	unsigned state;                    /* position in a line (sse.c) */
 	char held[4];                      /* "i", "id", "id:", "id: " */
 	size_t n_held;
@@ -39,6 +79,28 @@ struct mgw_sse_stamper {
 
 /* Prepares st for a new stream under pin tag. */
 void mgw_sse_stamper_init(struct mgw_sse_stamper *st, uint32_t tag);
+
+/* Prepares st for the SSE answer of the request whose id is id (a string
+ * or integer): the stamp names the request too.  An id whose JSON text is
+ * longer than MGW_SSE_REQ_ID_MAX (or NULL) gets the plain stamp. */
+void mgw_sse_stamper_init_req(struct mgw_sse_stamper *st, uint32_t tag,
+                              const json_t *id);
+
+/* Reads a Last-Event-ID value: 1 and *out filled when v is one of the
+ * three stamp forms (the REQUEST form needs a non-empty upstream id), 0
+ * otherwise. */
+int mgw_sse_stamp_parse(const char *v, size_t len,
+                        struct mgw_sse_stamp_view *out);
+
+/* The request id a REQUEST or ANSWERED stamp names (a new reference: a
+ * string or integer), or NULL when it does not decode to one. */
+json_t *mgw_sse_stamp_request_id(const struct mgw_sse_stamp_view *sv);
+
+/* The ANSWERED stamp for the request id id under tag, into buf (at least
+ * MGW_SSE_STAMP_MAX + 2 bytes).  Returns its length, 0 when id cannot be
+ * carried. */
+size_t mgw_sse_answered_id(uint32_t tag, const json_t *id, char *buf,
+                           size_t size);
 
 /* Feeds len bytes of the upstream's stream and appends what the client
  * gets to out.  Returns 0 or MGW_ENOMEM. */
@@ -51,7 +113,7 @@ int mgw_sse_stamp_flush(struct mgw_sse_stamper *st, struct evbuffer *out);
 
 /* Checks a Last-Event-ID value v/len against the current pin tag: 1 and
  * *rest / *rest_len naming the upstream's own id (inside v) when v is a
- * stamp of tag followed by a non-empty id; 0 otherwise (issued under
+ * plain or request stamp of tag followed by a non-empty id; 0 otherwise (issued under
  * another pin, by another gateway configuration, or never by us). */
 int mgw_sse_unstamp(const char *v, size_t len, uint32_t tag,
                     const char **rest, size_t *rest_len);

@@ -9,6 +9,7 @@
 
 #include "proxy/conf_serve-t.h"
 #include "proxy/repin-t.h"
+#include "proxy/sf_bus-t.h"
 #include "session/store-t.h"
 
 /* Store kinds a configuration can name (memory, sealed, redis): the
@@ -39,8 +40,14 @@ struct mgw_sf_counters {
 	atomic_uint_fast64_t streams_closed; /* GET streams closed because the
 	                                     * session moved or its replica
 	                                     * failed */
+	atomic_uint_fast64_t streams_closed_elsewhere; /* of those: by a
+	                                     * re-pin in another worker */
 	atomic_uint_fast64_t last_event_passed;  /* Last-Event-ID passed on */
 	atomic_uint_fast64_t last_event_dropped; /* not passed: other pin */
+	atomic_uint_fast64_t resumes_answered; /* a POST's stream resumed
+	                                     * after a re-pin, answered by
+	                                     * the gateway (its -32010, or
+	                                     * 204 once answered) */
 	atomic_uint_fast64_t tools_recorded; /* tools/list results recorded */
 	atomic_uint_fast64_t record_updates_failed; /* notifications/
 	                                     * initialized or tools not
@@ -61,6 +68,7 @@ struct mgw_sf_store {
 struct mgw_sf_core {
 	struct mgw_sf_store stores[MGW_SF_STORE_KINDS];
 	struct mgw_sf_counters cnt;
+	struct mgw_sf_bus bus;          /* re-pins told to every worker */
 	atomic_int refs;                /* mgw_sf_shared objects using it */
 };
 
@@ -88,6 +96,7 @@ struct mgw_sf {
 	struct mgw_repin_map map;
 	struct mgw_sf_req *streams;     /* GET streams being relayed */
 	struct mgw_sf_bg *bg;           /* record updates in flight */
+	struct mgw_sf_bus_sub *bus;     /* this worker's ear on core->bus */
 	size_t live;                    /* requests in progress */
 };
 

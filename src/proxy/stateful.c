@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/headers.h"
+#include "http/server.h"
 #include "mcp/jsonrpc.h"
 #include "proxy/checks.h"
 #include "proxy/errors.h"
@@ -34,6 +35,7 @@
 #include "proxy/repin.h"
 #include "proxy/replay.h"
 #include "proxy/retry.h"
+#include "proxy/sf_bus.h"
 #include "proxy/sf_req.h"
 #include "proxy/sse.h"
 #include "proxy/stateful.h"
@@ -108,6 +110,10 @@ static int begin_answer(struct mgw_sf_req *q, const struct mgw_headers *in)
 	unsigned flags = MGW_RELAY_F_STAMP;
 	int rc;
 
+	/* a POST's stream names its request in its event ids, so that a
+	 * resume after a re-pin can be answered (resume_answered) */
+	if (q->kind == K_POST)
+		flags |= MGW_RELAY_F_STAMP_REQ;
 	mgw_headers_init(&out);
 	if (mgw_sf_client_headers(&out, in, q->cid) != 0) {
 		mgw_headers_deinit(&out);
@@ -204,6 +210,96 @@ static int attempt_headers(struct mgw_sf_req *q, struct mgw_headers *h)
 	return 0;
 }
 
+/* A complete answer of the gateway's own to a GET of the session
+ * (resume_answered): status, the client's session id, an SSE body or
+ * none.  Frees t. */
+static void answer_resume(struct mgw_sf_req *q, int status, const char *body,
+                          size_t n)
+{
+	struct mgw_txn *t = q->t;
+	struct mgw_headers h;
+
+	mgw_headers_init(&h);
+	/* without memory for the fields the status alone still tells */
+	if (mgw_headers_adds(&h, "Mcp-Session-Id", q->cid) != 0 ||
+	    mgw_headers_adds(&h, "Cache-Control", "no-cache") != 0)
+		mgw_headers_deinit(&h);
+	t->rl.bytes = n;
+	mgw_txn_access_log(t, status);
+	mgw_http_respond(t->x, status, &h, body ? "text/event-stream" : NULL,
+	                 body, n);
+	t->x = NULL;
+	mgw_headers_deinit(&h);
+	mgw_txn_free(t);
+}
+
+/* The lost request's outcome as the one event of a resumed stream: its
+ * JSON-RPC error -32010, under an ANSWERED event id (sse.h).  Returns 0,
+ * or MGW_ENOMEM with nothing sent. */
+static int answer_lost_request(struct mgw_sf_req *q, json_t *id)
+{
+	const struct mgw_proxy_error_info *in =
+		mgw_proxy_error_info(MGW_PERR_NOT_REPLAYED);
+	struct mgw_proxy_reply r;
+	char eid[MGW_SSE_STAMP_MAX + 2];
+	size_t en = mgw_sse_answered_id(q->tag, id, eid, sizeof(eid));
+	char *frame;
+	int n;
+
+	if (mgw_proxy_reply_build(&r, 200, in->code, "upstream lost mid-stream; "
+	                          "not replayed: the session's replica was lost "
+	                          "while this request's answer streamed, so its "
+	                          "outcome is unknown", NULL, 1, id) != 0)
+		return MGW_ENOMEM;
+	frame = malloc(r.len + en + 40);
+	if (!frame) {
+		mgw_proxy_reply_deinit(&r);
+		return MGW_ENOMEM;
+	}
+	n = sprintf(frame, "%s%.*s%sevent: message\ndata: %.*s\n\n",
+	            en ? "id: " : "", (int)en, eid, en ? "\n" : "",
+	            (int)r.len, r.body);
+	mgw_proxy_reply_deinit(&r);
+	atomic_fetch_add(&q->sf->sh->core->cnt.resumes_answered, 1);
+	mgw_txn_note_why(q->t, "lost-stream-outcome");
+	q->t->note = in->name;
+	answer_resume(q, 200, frame, (size_t)n);
+	free(frame);
+	return 0;
+}
+
+/* A GET resuming the stream of a POST (its Last-Event-ID a REQUEST stamp,
+ * sse.h) is never opened upstream as a standalone stream: under the
+ * current pin it is passed on (the replica resumes it); under a pin that
+ * is gone the request was lost with its replica (a streamed answer is
+ * never replayed: failover.h), and the client gets that request's error
+ * at once; resumed again after that (an ANSWERED stamp), 204.  Returns 1
+ * when answered here (t freed), 0 to go upstream. */
+static int resume_answered(struct mgw_sf_req *q)
+{
+	struct mgw_sse_stamp_view sv;
+	json_t *id;
+	int rc;
+
+	if (q->kind != K_GET || !q->lei ||
+	    !mgw_sse_stamp_parse(q->lei, strlen(q->lei), &sv) ||
+	    sv.kind == MGW_SSE_STAMP_PLAIN ||
+	    (sv.kind == MGW_SSE_STAMP_REQUEST && sv.tag == q->tag))
+		return 0;
+	id = sv.kind == MGW_SSE_STAMP_REQUEST ? mgw_sse_stamp_request_id(&sv)
+	                                      : NULL;
+	rc = id ? answer_lost_request(q, id) : MGW_ENOMEM;
+	json_decref(id);
+	if (rc != 0) {
+		/* answered before, or an id that does not decode: nothing
+		 * more will come on this stream */
+		atomic_fetch_add(&q->sf->sh->core->cnt.resumes_answered, 1);
+		mgw_txn_note_why(q->t, "stream-already-answered");
+		answer_resume(q, 204, NULL, 0);
+	}
+	return 1;
+}
+
 int mgw_sf_send(struct mgw_sf_req *q, struct mgw_upstream_server *srv)
 {
 	struct mgw_headers h;
@@ -213,6 +309,10 @@ int mgw_sf_send(struct mgw_sf_req *q, struct mgw_upstream_server *srv)
 	mgw_headers_init(&h);
 	if (q->rec)
 		q->tag = mgw_session_pin_tag(q->rec);
+	if (resume_answered(q)) {
+		mgw_headers_deinit(&h);
+		return -1;
+	}
 	rc = attempt_headers(q, &h);
 	if (rc == 0)
 		rc = mgw_txn_send(q->t, srv, &h);
@@ -563,6 +663,25 @@ void mgw_sf_on_repinned(void *arg, const struct mgw_session *rec,
 		if (q->cid && strcmp(q->cid, rec->id) == 0 && q->t->last != srv) {
 			atomic_fetch_add(&sf->sh->core->cnt.streams_closed, 1);
 			mgw_relay_abort(q->t, "session re-pinned");
+		}
+	}
+	/* the other workers' streams: best effort (no memory: they end
+	 * when their replica fails) */
+	(void)mgw_sf_bus_publish(sf->bus, rec->id, rec->pin_gen);
+}
+
+void mgw_sf_on_bus(void *arg, const char *sid, uint32_t gen)
+{
+	struct mgw_sf *sf = arg;
+	struct mgw_sf_req *q = sf->streams, *next;
+
+	for (; q; q = next) {
+		next = q->snext;
+		if (q->cid && q->rec && strcmp(q->cid, sid) == 0 &&
+		    q->rec->pin_gen < gen) {
+			atomic_fetch_add(&sf->sh->core->cnt.streams_closed, 1);
+			atomic_fetch_add(&sf->sh->core->cnt.streams_closed_elsewhere, 1);
+			mgw_relay_abort(q->t, "session re-pinned (by another worker)");
 		}
 	}
 }

@@ -12,6 +12,8 @@
  *    other byte passes unchanged (CR and LF each end a line);
  *  - every stamped id read back through mgw_sse_unstamp under the same
  *    tag gives the upstream's own id, and under another tag is refused;
+ *  - the input read as a Last-Event-ID (mgw_sse_stamp_parse, the request
+ *    id decoded) stays inside it;
  *  - a response found in the body is an object with "result" or "error". */
 #include "autoconf.h"
 
@@ -146,6 +148,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (n > 0)
 		check_unstamp(tag, evbuffer_pullup(whole, -1), n);
 
+	/* the input read as a Last-Event-ID: whatever it says, the upstream
+	 * id it names ends where the value does */
+	{
+		struct mgw_sse_stamp_view sv;
+
+		if (mgw_sse_stamp_parse((const char *)data, size, &sv)) {
+			json_decref(mgw_sse_stamp_request_id(&sv));
+			if (sv.rest + sv.rest_len != (const char *)data + size)
+				abort();
+		}
+	}
 	resp = mgw_sse_find_response(data, size, 8);
 	if (resp && (!json_is_object(resp) ||
 	             (!json_object_get(resp, "result") &&

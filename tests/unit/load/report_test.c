@@ -50,7 +50,9 @@ struct fixture {
 static void rec(struct mgw_load_stats *st, size_t p, size_t k,
                 enum mgw_load_outcome o, uint64_t lat, uint64_t at)
 {
-	struct mgw_load_result r = {.outcome = o, .bytes = 3};
+	struct mgw_load_result r = {.outcome = o, .bytes = 3,
+	                            .detail = o == MGW_LOAD_OK ? NULL
+	                                    : "HTTP 404: Session not found"};
 
 	mgw_load_stats_call(st, p, k, &r, lat, lat, at);
 }
@@ -295,6 +297,9 @@ static void test_table(void **state)
 	assert_null(strstr(buf, "never"));
 	assert_non_null(strstr(buf, "2/0"));
 	assert_non_null(strstr(buf, "a,b: 2 session_lost"));
+	/* what the failures said, grouped, in the text too */
+	assert_non_null(strstr(buf, "failure reasons (the first 2 failures):\n"
+	                            "     2  session_lost: HTTP 404: Session not found\n"));
 	assert_non_null(strstr(buf, "gate max_p95_ms:"));
 	assert_non_null(strstr(buf, ": pass"));
 	free(buf);

@@ -1,7 +1,8 @@
 /* sse_test.c - unit tests for src/proxy/sse.c: event ids stamped with the
  * pin tag (with and without the optional space, empty ids and look-alike
  * fields untouched, any line ending, the same output however the input
- * is split), Last-Event-ID checked and stripped, and the JSON-RPC
+ * is split), request stamps naming a POST's request id (and the
+ * answered form), Last-Event-ID checked and stripped, and the JSON-RPC
  * response found among the events of a whole SSE body. */
 #include "autoconf.h"
 
@@ -140,6 +141,102 @@ static void test_unstamp(void **state)
 	}
 }
 
+/* Stamps in under tag for the request whose id is the JSON text idj. */
+static char *stamp_req(const char *in, uint32_t tag, const char *idj)
+{
+	struct mgw_sse_stamper st;
+	struct evbuffer *out = evbuffer_new();
+	json_t *id = json_loads(idj, JSON_DECODE_ANY, NULL);
+	size_t n;
+	char *s;
+
+	assert_non_null(out);
+	assert_non_null(id);
+	mgw_sse_stamper_init_req(&st, tag, id);
+	json_decref(id);
+	assert_int_equal(mgw_sse_stamp(&st, in, strlen(in), out), 0);
+	assert_int_equal(mgw_sse_stamp_flush(&st, out), 0);
+	n = evbuffer_get_length(out);
+	s = malloc(n + 1);
+	assert_non_null(s);
+	evbuffer_remove(out, s, n);
+	s[n] = '\0';
+	evbuffer_free(out);
+	return s;
+}
+
+static void expect_id(const struct mgw_sse_stamp_view *sv, const char *want)
+{
+	json_t *id = mgw_sse_stamp_request_id(sv);
+	char *got;
+
+	assert_non_null(id);
+	got = json_dumps(id, JSON_ENCODE_ANY | JSON_COMPACT);
+	assert_string_equal(got, want);
+	free(got);
+	json_decref(id);
+}
+
+static void test_request_stamp(void **state)
+{
+	struct mgw_sse_stamp_view sv;
+	const char *rest;
+	size_t rl;
+	char buf[MGW_SSE_STAMP_MAX + 2], big[200];
+	json_t *id;
+	char *s;
+
+	(void)state;
+	/* "call-7" is base64url ImNhbGwtNyI */
+	s = stamp_req("id: 5\ndata: x\n\n", 0xdeadbeef, "\"call-7\"");
+	assert_string_equal(s, "id: deadbeef-ImNhbGwtNyI.5\ndata: x\n\n");
+	assert_int_equal(mgw_sse_stamp_parse(s + 4, strlen("deadbeef-ImNhbGwtNyI.5"), &sv), 1);
+	assert_int_equal(sv.kind, MGW_SSE_STAMP_REQUEST);
+	assert_true(sv.tag == 0xdeadbeef);
+	assert_int_equal(sv.rest_len, 1);
+	expect_id(&sv, "\"call-7\"");
+	/* under its own pin it is passed on as the upstream's id */
+	assert_int_equal(mgw_sse_unstamp("deadbeef-ImNhbGwtNyI.5", 22, 0xdeadbeef, &rest, &rl), 1);
+	assert_int_equal(rl, 1);
+	assert_memory_equal(rest, "5", 1);
+	free(s);
+	/* integer ids; an upstream id holding dots is kept whole */
+	s = stamp_req("id:a.b\n", 1, "42");
+	assert_string_equal(s, "id:00000001-NDI.a.b\n");
+	assert_int_equal(mgw_sse_stamp_parse("00000001-NDI.a.b", 16, &sv), 1);
+	expect_id(&sv, "42");
+	assert_int_equal(sv.rest_len, 3);
+	free(s);
+	/* an id too long to carry: the plain stamp */
+	memset(big, 'x', sizeof(big));
+	big[0] = '"';
+	big[MGW_SSE_REQ_ID_MAX] = '"';
+	big[MGW_SSE_REQ_ID_MAX + 1] = '\0';
+	s = stamp_req("id: 1\n", 2, big);
+	assert_string_equal(s, "id: 00000002.1\n");
+	free(s);
+	/* the answered form: parsed, never passed on */
+	id = json_string("call-7");
+	assert_int_equal(mgw_sse_answered_id(0xdeadbeef, id, buf, sizeof(buf)), 22);
+	assert_string_equal(buf, "deadbeef+ImNhbGwtNyI.0");
+	json_decref(id);
+	assert_int_equal(mgw_sse_stamp_parse(buf, 22, &sv), 1);
+	assert_int_equal(sv.kind, MGW_SSE_STAMP_ANSWERED);
+	expect_id(&sv, "\"call-7\"");
+	assert_int_equal(mgw_sse_unstamp(buf, 22, 0xdeadbeef, &rest, &rl), 0);
+	/* malformed: no id, no end of the id, no upstream id, junk in the
+	 * id, an id that is not a string or integer */
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef-.5", 11, &sv), 0);
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef-ImNhbGwtNyI", 20, &sv), 0);
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef-ImNhbGwtNyI.", 21, &sv), 0);
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef-!!.5", 13, &sv), 1);
+	assert_null(mgw_sse_stamp_request_id(&sv));
+	/* "[1]" is WzFd */
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef-WzFd.5", 15, &sv), 1);
+	assert_null(mgw_sse_stamp_request_id(&sv));
+	assert_int_equal(mgw_sse_stamp_parse("deadbeef*WzFd.5", 15, &sv), 0);
+}
+
 static void test_find_response(void **state)
 {
 	static const char body[] =
@@ -193,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_stamp_fields),
 		cmocka_unit_test(test_stamp_split_anywhere),
 		cmocka_unit_test(test_unstamp),
+		cmocka_unit_test(test_request_stamp),
 		cmocka_unit_test(test_find_response),
 	};
 
