@@ -25,6 +25,9 @@ struct mgw_session_redis_conf {
 	                            * without asking Redis this long (30s) */
 	double timeout;            /* timeout: per command (1s) */
 	char *key_prefix;          /* key_prefix ("mcpgw:session:") */
+	uint32_t writeback_rate;   /* writeback_rate: sessions per second
+	                            * written back after Redis lost its data
+	                            * (2000) */
 };
 
 /* "sessions.sealed:" (session/store_sealed.c): where a DELETE's

@@ -78,6 +78,8 @@ static const struct mgw_cfg_field session_redis_fields[] = {
 	 .dmin = 0.001, .dmax = 600, .def = "1s"},
 	{.key = "key_prefix", .type = MGW_CFG_STRING, SR(key_prefix),
 	 .def = "mcpgw:session:", .check = mgw_cfg_check_word},
+	{.key = "writeback_rate", .type = MGW_CFG_INT, SR(writeback_rate),
+	 .min = 1, .max = 1000000, .def = "2000"},
 };
 #undef SR
 static const struct mgw_cfg_section session_redis_section = {
