@@ -1431,6 +1431,9 @@ static struct mgw_session_view *rs_view_new(struct mgw_session_store *st,
 		.backoff_min = BACKOFF_MIN,
 		.backoff_max = BACKOFF_MAX,
 		.on_state = on_conn_state,
+		.sentinels = (const char *const *)s->rc->sentinels,
+		.n_sentinels = s->rc->n_sentinels,
+		.master_name = s->rc->master_name,
 	};
 	double every = (double)s->fresh_ms / 2000.0;
 	struct timeval check = mgw_tv(every > 0.1 && every < CHECK_INTERVAL
@@ -1580,6 +1583,9 @@ struct mgw_session_store *mgw_redis_store_new(
 	s->fresh_ms = cache_ttl_ms < s->idle_ms / 2 ? cache_ttl_ms
 	                                            : s->idle_ms / 2;
 	memcpy(s->display, display, sizeof(s->display));
+	if (rc->master_name)
+		snprintf(s->display, sizeof(s->display), "sentinel:%.200s",
+		         rc->master_name);
 	if (mgw_random_hex(instance, 8) != 0) {
 		snprintf(err, errlen, "no random bytes for the gateway's marker");
 		goto fail;

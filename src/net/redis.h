@@ -57,6 +57,17 @@ struct mgw_redis_opts {
 	double backoff_max;     /* cap of the doubling delay (s); 0 = 2 s */
 	mgw_redis_state_cb on_state; /* optional */
 	void *state_arg;
+	/* Redis Sentinel: with master_name set, the server is not url's
+	 * host but the master the sentinels ("HOST:PORT", n_sentinels >= 1)
+	 * name: asked (SENTINEL get-master-addr-by-name, one after the other
+	 * until one answers) before every connection attempt, so a failover
+	 * is followed by the next reconnect; a server whose ROLE is not
+	 * master is a failed attempt, and a READONLY error reply (the master
+	 * was demoted) drops the connection.  url still gives the password
+	 * and database. */
+	const char *const *sentinels;
+	size_t n_sentinels;
+	const char *master_name;
 };
 
 /* Counters of one connection (this loop's thread only). */
