@@ -43,6 +43,7 @@ struct mgw_redis {
 	char host[256];
 	char addr[INET6_ADDRSTRLEN]; /* numeric host, or the resolved one */
 	uint16_t port;
+	char *user;                  /* ACL user (AUTH user password) */
 	char *password;
 	char *unix_path;             /* "unix:PATH" URLs */
 	int db;
@@ -97,9 +98,11 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 		return rc;
 	memcpy(r->host, u.host, sizeof(r->host));
 	r->port = u.port;
+	free(r->user);
 	free(r->password);
 	free(r->unix_path);
-	r->password = u.password;   /* ownership moves to r */
+	r->user = u.user;           /* ownership moves to r */
+	r->password = u.password;
 	r->unix_path = u.unix_path;
 	r->db = u.db;
 	memcpy(r->display, u.display, sizeof(r->display));
@@ -307,7 +310,10 @@ static void start_context(struct mgw_redis *r)
 	r->setup_err[0] = '\0';
 	evtimer_add(r->connect_timer, &tv);
 	/* Queued before the connection completes; hiredis sends them first. */
-	if (r->password)
+	if (r->password && r->user)
+		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH",
+		                  "AUTH %s %s", r->user, r->password);
+	else if (r->password)
 		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH", "AUTH %s",
 		                  r->password);
 	if (r->db)
@@ -613,6 +619,7 @@ void mgw_redis_free(struct mgw_redis *r)
 		event_free(r->retry);
 	if (r->connect_timer)
 		event_free(r->connect_timer);
+	free(r->user);
 	free(r->password);
 	free(r->unix_path);
 	free(r->url);

@@ -49,8 +49,9 @@ typedef void (*mgw_redis_state_cb)(void *arg, enum mgw_redis_state state,
                                    const char *why);
 
 struct mgw_redis_opts {
-	const char *url;        /* "redis://[:PASSWORD@]HOST[:PORT][/DB]" or
-	                         * "unix:PATH" */
+	const char *url;        /* "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+	                         * or "unix:PATH"; with USER, AUTH USER
+	                         * PASSWORD (a Redis 6 ACL user) */
 	double timeout;         /* per command, and for connecting (s); 0 =
 	                         * 2 s */
 	double backoff_min;     /* first reconnect delay (s); 0 = 0.1 s */
