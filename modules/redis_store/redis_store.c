@@ -9,9 +9,9 @@
  *   d  the record, binary (format below)
  * with a Redis TTL of min(idle_timeout, what is left of the lifetime),
  * refreshed by every fetch.  Every operation is ONE round trip: an EVAL of
- * a short script (create-if-absent, fetch-and-refresh, compare-and-set) or
- * a DEL, so two gateways updating the same version concurrently converge
- * on one record: the loser's script sees the other version and returns
+ * a short script (create-if-absent, fetch-and-refresh, compare-and-set,
+ * delete-with-tombstone, restore-if-absent), so two gateways updating the
+ * same version concurrently converge on one record: the loser's script sees the other version and returns
  * the winner's record (MGW_ECONFLICT).
  *
  * The local cache is the shared table (table.h), bounded by cache_size
@@ -39,7 +39,13 @@
  *     which tells a spec-following client to start over -- churn, where
  *     a 503 on `initialize` is an honest "retry shortly";
  *   - removes fail MGW_EIO and keep the cache entry.
- * Nothing is queued while a connection is known down.  The store logs
+ * Nothing is queued while a connection is known down.  Redis that comes
+ * back without the data (restarted without persistence, flushed, an
+ * empty replica) is detected with a per-gateway marker key and every
+ * session the cache holds is written back (see "write-back" below); a
+ * lookup or update meeting a missing key puts its record back too.  A
+ * DELETE leaves a tombstone (<prefix>tomb:<hex SHA-256 of the id>, the
+ * sealed store's form) so that nothing is put back over it.  The store logs
  * once when Redis becomes unreachable (from any worker) and once when it
  * is reachable again (from all), and counts outages and their duration.
  *
@@ -65,6 +71,8 @@
 #include "session/session.h"
 #include "session/store.h"
 #include "session/table.h"
+#include "util/rand.h"
+#include "util/time.h"
 
 #define LAYOUT MGW_RECORD_FULL  /* the record layout of `d` */
 #define ID_LEN (2 * MGW_SESSION_ID_HEX_BYTES)
@@ -105,6 +113,38 @@ static const char cas_script[] =
 	"redis.call('PEXPIRE', KEYS[1], math.min(left, tonumber(ARGV[4]))) "
 	"return 1";
 
+/* KEYS[1] key, KEYS[2] its tombstone; ARGV blob, version, expires_s,
+ * ttl_ms.  Puts back a record the server lost (a restart without
+ * persistence, a flush, a failover to an empty replica): 1 written; {v,
+ * d} the key holds a record (another gateway was first); 0 the session
+ * was deleted (a tombstone): never brought back. */
+static const char restore_script[] =
+	"if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end "
+	"local r = redis.call('HMGET', KEYS[1], 'v', 'd') "
+	"if r[1] and r[2] then return {r[1], r[2]} end "
+	"redis.call('HSET', KEYS[1], 'v', ARGV[2], 'e', ARGV[3], 'd', ARGV[1]) "
+	"redis.call('PEXPIRE', KEYS[1], ARGV[4]) "
+	"return 1";
+
+/* KEYS[1] key, KEYS[2] its tombstone; ARGV tombstone ttl_ms.  DELETE:
+ * the tombstone keeps any gateway from putting the session back from its
+ * cache; returns how many keys were deleted (0: unknown). */
+static const char delete_script[] =
+	"redis.call('SET', KEYS[2], '1', 'PX', ARGV[1]) "
+	"return redis.call('DEL', KEYS[1])";
+
+#define TOMB_TAG "tomb:"        /* as store_sealed.c: <prefix>tomb:<hex
+                                 * SHA-256 of the id> */
+#define TOMB_KEY_MAX (128 + sizeof(TOMB_TAG) - 1 + 2 * MGW_SESSION_DIGEST_LEN + 1)
+#define MARKER_TAG "gw:"        /* <prefix>gw:<instance>: one per gateway */
+#define MARKER_TTL_MS 3600000   /* a gateway gone for good leaves nothing
+                                 * for long */
+#define CHECK_INTERVAL 1.0      /* s between marker checks, per view */
+#define WB_TICK 0.01            /* s between write-back batches */
+#define WB_INFLIGHT 256         /* write-back commands out at once */
+
+struct wb_job;
+
 struct redis_store {
 	struct mgw_session_store base;  /* first: the generic part */
 	const struct mgw_session_redis_conf *rc;
@@ -119,6 +159,12 @@ struct redis_store {
 	uint64_t outages, outage_ms;
 	atomic_uint_fast64_t stale_hits, local_updates, round_trips,
 		error_replies, bad_records;
+	/* write-back after the server lost its data */
+	char marker[KEY_MAX];           /* <prefix>gw:<instance> */
+	atomic_int marker_known;        /* a check found or set the marker */
+	atomic_int wb_running;          /* a view runs a write-back */
+	atomic_uint_fast64_t writebacks, restored_wb, restored_lookup,
+		wb_present, wb_deleted, wb_failed;
 };
 
 /* One worker's view: its own connection on its own loop. */
@@ -126,6 +172,36 @@ struct redis_view {
 	struct mgw_session_view base;   /* first: the generic part */
 	struct mgw_redis *conn;
 	int down;                       /* counted in views_down */
+	struct event *check_ev;         /* the periodic marker check */
+	int checking;                   /* a marker check is out */
+	int check_known;                /* ... sent once the marker was known
+	                                 * (else a missing one is the first) */
+	struct wb_job *wb;              /* the write-back this view runs */
+};
+
+/* A write-back: what the cache held when the loss was seen (sessions and
+ * local tombstones), sent at writeback_rate from the view's loop. */
+struct wb_item {
+	struct mgw_session *rec;        /* NULL: a local tombstone */
+	size_t idlen;
+	char id[ID_LEN + 1];
+};
+
+struct wb_job {
+	struct redis_view *v;           /* NULL once the view is gone */
+	struct event *tick;
+	struct wb_item *items;
+	size_t n, next, inflight;
+	size_t sessions, tombstones;
+	uint64_t t0, restored, present, deleted, failed;
+	double credit;                  /* commands allowed now (rate) */
+};
+
+struct wb_cmd {
+	struct wb_job *job;
+	int tomb;
+	size_t idlen;
+	char id[ID_LEN + 1];
 };
 
 /* Per-operation data (op->impl) while a command is out. */
@@ -243,10 +319,15 @@ static void on_conn_state(void *arg, enum mgw_redis_state state,
 {
 	struct redis_view *v = arg;
 
-	if (state == MGW_REDIS_UP)
+	if (state == MGW_REDIS_UP) {
 		view_set_down(v, 0, NULL, 0);
-	else if (state == MGW_REDIS_DOWN)
+		/* did it come back empty?  (from the loop, not inside
+		 * hiredis) */
+		if (v->check_ev)
+			event_active(v->check_ev, EV_TIMEOUT, 1);
+	} else if (state == MGW_REDIS_DOWN) {
 		view_set_down(v, 1, why, 0);
+	}
 }
 
 static int conn_usable(struct redis_view *v)
@@ -341,34 +422,113 @@ static void note_bad_record(struct redis_store *s, const struct rop *o)
 		         (unsigned long long)n + 1);
 }
 
-static int send_eval(struct rop *o, const char *script, int nargs,
-                     const char **args, const size_t *lens,
-                     mgw_redis_reply_cb cb)
+/* EVAL script with nkeys keys and nargs arguments on conn. */
+static int eval_on(struct redis_store *s, struct mgw_redis *conn,
+                   const char *script, int nkeys, const char **keys,
+                   const size_t *keylens, int nargs, const char **args,
+                   const size_t *lens, mgw_redis_reply_cb cb, void *arg)
 {
-	struct redis_store *s = rs_of(o->v->base.store);
-	const char *argv[4 + MAX_ARGS];
-	size_t argl[4 + MAX_ARGS];
+	const char *argv[5 + MAX_ARGS];
+	size_t argl[5 + MAX_ARGS];
 	int argc = 0;
 
-	if (nargs > MAX_ARGS)
-		abort(); /* the scripts here take at most MAX_ARGS */
+	if (nargs > MAX_ARGS || nkeys < 1 || nkeys > 2)
+		abort(); /* the scripts here take at most MAX_ARGS, 2 keys */
 
 	argv[argc] = "EVAL";
 	argl[argc++] = 4;
 	argv[argc] = script;
 	argl[argc++] = strlen(script);
-	argv[argc] = "1";
+	argv[argc] = nkeys == 1 ? "1" : "2";
 	argl[argc++] = 1;
-	argv[argc] = o->key;
-	argl[argc++] = o->keylen;
+	for (int i = 0; i < nkeys; i++) {
+		argv[argc] = keys[i];
+		argl[argc++] = keylens[i];
+	}
 	for (int i = 0; i < nargs; i++) {
 		argv[argc] = args[i];
 		argl[argc++] = lens[i];
 	}
-	if (mgw_redis_command_argv(o->v->conn, argc, argv, argl, cb, o) != 0)
+	if (mgw_redis_command_argv(conn, argc, argv, argl, cb, arg) != 0)
 		return MGW_EIO;
 	bump(&s->round_trips);
 	return 0;
+}
+
+static int send_eval(struct rop *o, const char *script, int nargs,
+                     const char **args, const size_t *lens,
+                     mgw_redis_reply_cb cb)
+{
+	const char *k = o->key;
+
+	return eval_on(rs_of(o->v->base.store), o->v->conn, script, 1, &k,
+	               &o->keylen, nargs, args, lens, cb, o);
+}
+
+/* <key_prefix>"tomb:"<hex SHA-256 of the id>, the form of the sealed
+ * store's shared tombstones. */
+static size_t tomb_key(const struct redis_store *s, const char *id,
+                       size_t idlen, char out[TOMB_KEY_MAX])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char d[MGW_SESSION_DIGEST_LEN];
+	size_t n = strlen(s->rc->key_prefix);
+
+	mgw_session_principal_digest(id, idlen, d);
+	memcpy(out, s->rc->key_prefix, n);
+	memcpy(out + n, TOMB_TAG, sizeof(TOMB_TAG) - 1);
+	n += sizeof(TOMB_TAG) - 1;
+	for (size_t i = 0; i < sizeof(d); i++) {
+		out[n++] = hex[d[i] >> 4];
+		out[n++] = hex[d[i] & 15];
+	}
+	out[n] = '\0';
+	return n;
+}
+
+static uint64_t ttl_ms(struct redis_store *s, const struct mgw_session *rec);
+
+/* Sends the restore script for rec (written at version) under id on
+ * conn; cb gets arg.  The key (and the tombstone key) are built here. */
+static int restore_send(struct redis_store *s, struct mgw_redis *conn,
+                        const char *id, size_t idlen,
+                        const struct mgw_session *rec, uint64_t version,
+                        mgw_redis_reply_cb cb, void *arg)
+{
+	char key[KEY_MAX], tk[TOMB_KEY_MAX], ver[24], exp[24], ttl[24];
+	const char *keys[2] = {key, tk};
+	size_t keyl[2], pl = strlen(s->rc->key_prefix), bloblen = 0;
+	const char *args[4];
+	size_t lens[4];
+	unsigned char *blob;
+	uint64_t t = ttl_ms(s, rec);
+	int rc;
+
+	if (t == 0)
+		return MGW_ENOTFOUND;   /* past its lifetime: nothing to keep */
+	memcpy(key, s->rc->key_prefix, pl);
+	memcpy(key + pl, id, idlen);
+	keyl[0] = pl + idlen;
+	key[keyl[0]] = '\0';
+	keyl[1] = tomb_key(s, id, idlen, tk);
+	blob = mgw_record_encode(rec, LAYOUT, &bloblen);
+	if (!blob)
+		return MGW_ENOMEM;
+	args[0] = (const char *)blob;
+	lens[0] = bloblen;
+	lens[1] = (size_t)snprintf(ver, sizeof(ver), "%llu",
+	                           (unsigned long long)version);
+	args[1] = ver;
+	lens[2] = (size_t)snprintf(exp, sizeof(exp), "%lld",
+	                           (long long)rec->expires_s);
+	args[2] = exp;
+	lens[3] = (size_t)snprintf(ttl, sizeof(ttl), "%llu",
+	                           (unsigned long long)t);
+	args[3] = ttl;
+	rc = eval_on(s, conn, restore_script, 2, keys, keyl, 4, args, lens, cb,
+	             arg);
+	free(blob);
+	return rc;
 }
 
 /* Parses a decimal version; 0 on success. */
@@ -615,6 +775,79 @@ static void lookup_fallback(struct rop *o)
 	lookup_answer(o, rec);
 }
 
+static void update_local(struct rop *o);
+
+/* The answer to a restore sent by a lookup (o->rec: the cached record)
+ * or an update (o->rec: the new record, written at o->expect + 1). */
+static void on_restore_reply(void *arg, int status, redisReply *rep)
+{
+	struct rop *o = arg;
+	struct redis_store *s = rs_of(o->v->base.store);
+	int update = o->op->kind == MGW_SESSION_OP_UPDATE;
+	struct mgw_session *rec;
+
+	if (status != 0 || rep->type == REDIS_REPLY_ERROR) {
+		note_failure(s, status, rep);
+		if (update)
+			update_local(o);
+		else
+			lookup_fallback(o);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER && rep->integer == 1) {
+		bump(&s->restored_lookup);
+		rec = update ? o->rec : mgw_session_dup(o->rec);
+		if (!rec) {
+			lookup_fallback(o);
+			return;
+		}
+		if (update) {
+			o->rec = NULL;
+			rec->version = o->expect + 1;
+		}
+		rec->cached_ms = now_ms(s);
+		cache_fill(s, rec);
+		if (update)
+			finish(o, 0, rec);
+		else
+			lookup_answer(o, rec);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_INTEGER) {
+		/* deleted (a tombstone): a local one too, and gone */
+		if (mgw_session_table_put(s->cache, o->id, o->idlen, NULL,
+		                          now_ms(s)) != 0)
+			mgw_session_table_remove(s->cache, o->id, o->idlen);
+		finish(o, MGW_ENOTFOUND, NULL);
+		return;
+	}
+	/* another gateway put it back first: theirs */
+	rec = adopt_record(o, rep);
+	if (!rec)
+		return;
+	if (update)
+		finish(o, MGW_ECONFLICT, rec);
+	else
+		lookup_answer(o, rec);
+}
+
+/* The server does not know a session this gateway holds (rec): it lost
+ * it (restarted empty, flushed, failed over to an empty replica) or
+ * another gateway deleted it; the restore script tells which.  Returns
+ * 0 when sent (on_restore_reply answers); MGW_ENOTFOUND (nothing to put
+ * back: past its lifetime), MGW_EIO (the connection refused it) or
+ * MGW_ENOMEM, with nothing sent. */
+static int try_restore(struct rop *o, const struct mgw_session *rec,
+                       uint64_t version)
+{
+	struct redis_store *s = rs_of(o->v->base.store);
+
+	if (!rec || rec->expires_s <= mgw_session_store_wall_s(&s->base))
+		return MGW_ENOTFOUND;
+	return restore_send(s, o->v->conn, o->id, o->idlen, rec, version,
+	                    on_restore_reply, o);
+}
+
 static void on_fetch_reply(void *arg, int status, redisReply *rep)
 {
 	struct rop *o = arg;
@@ -625,6 +858,16 @@ static void on_fetch_reply(void *arg, int status, redisReply *rep)
 		note_failure(s, status, rep);
 		lookup_fallback(o);
 		return;
+	}
+	if (rep->type == REDIS_REPLY_NIL && o->rec) {
+		int rc = try_restore(o, o->rec, o->rec->version);
+
+		if (rc == 0)
+			return;
+		if (rc == MGW_EIO) {    /* gone meanwhile: the cached copy */
+			lookup_fallback(o);
+			return;
+		}
 	}
 	if (rep->type == REDIS_REPLY_NIL || rep->type == REDIS_REPLY_INTEGER) {
 		answer_gone(o, rep);
@@ -726,6 +969,16 @@ static void on_cas_reply(void *arg, int status, redisReply *rep)
 		note_failure(s, status, rep);
 		update_local(o);
 		return;
+	}
+	if (rep->type == REDIS_REPLY_NIL) {
+		int rc = try_restore(o, o->rec, o->expect + 1);
+
+		if (rc == 0)
+			return;
+		if (rc == MGW_EIO) {    /* gone meanwhile: kept locally */
+			update_local(o);
+			return;
+		}
 	}
 	if (rep->type == REDIS_REPLY_NIL ||
 	    (rep->type == REDIS_REPLY_INTEGER && rep->integer == 0)) {
@@ -829,8 +1082,11 @@ static int rs_remove(struct mgw_session_view *view, const char *id,
 {
 	struct redis_view *v = (struct redis_view *)view;
 	struct redis_store *s = rs_of(view->store);
-	const char *argv[2];
-	size_t argl[2];
+	struct mgw_session *cached = NULL;
+	char tk[TOMB_KEY_MAX], px[24];
+	const char *keys[2], *args[1];
+	size_t keyl[2], lens[1];
+	uint64_t t = 0;
 	struct rop *o;
 
 	if (!id_minted_here(id, len)) {
@@ -844,16 +1100,321 @@ static int rs_remove(struct mgw_session_view *view, const char *id,
 	o = rop_new(v, op, id, len);
 	if (!o)
 		return MGW_ENOMEM;
-	argv[0] = "DEL";
-	argl[0] = 3;
-	argv[1] = o->key;
-	argl[1] = o->keylen;
-	if (mgw_redis_command_argv(v->conn, 2, argv, argl, on_del_reply, o) != 0) {
+	/* the tombstone lasts as long as a gateway may still hold the
+	 * session in its cache (idle_timeout), never past its lifetime */
+	if (mgw_session_table_get(s->cache, id, len, now_ms(s), &cached) == 0) {
+		t = ttl_ms(s, cached);
+		mgw_session_unref(cached);
+	}
+	if (t == 0)
+		t = s->idle_ms;
+	keys[0] = o->key;
+	keyl[0] = o->keylen;
+	keys[1] = tk;
+	keyl[1] = tomb_key(s, id, len, tk);
+	args[0] = px;
+	lens[0] = (size_t)snprintf(px, sizeof(px), "%llu", (unsigned long long)t);
+	if (eval_on(s, v->conn, delete_script, 2, keys, keyl, 1, args, lens,
+	            on_del_reply, o) != 0)
 		finish(o, MGW_EIO, NULL);
+	return 0;
+}
+
+/* ---- write-back after the server lost its data ----
+ *
+ * Each gateway keeps a marker key of its own, <prefix>gw:<instance>, set
+ * by its first check and refreshed by every check (each view, once a
+ * second and at once on every reconnect).  A marker found missing after
+ * that means the server lost what this gateway wrote: restarted without
+ * persistence, flushed, or failed over to a replica that never had it.
+ * The view that sees it writes back everything the local cache holds --
+ * sessions with the restore script (which never overwrites a record and
+ * never brings back a deleted session) and the local tombstones of
+ * DELETEs made here -- at writeback_rate, a batch per tick from its loop,
+ * so requests are never held up; one write-back at a time per gateway.
+ * Lookups and updates that meet a missing key restore their record the
+ * same way (on_restore_reply), so a session is never answered 404 while
+ * a write-back is still on its way to it. */
+
+struct wb_collect {
+	struct wb_item *items;
+	size_t n, cap;
+	size_t sessions, tombstones;
+};
+
+/* Under the cache's lock: takes an entry of a minted id. */
+static int wb_collect_one(const void *key, size_t keylen,
+                          struct mgw_session *rec, void *arg)
+{
+	struct wb_collect *c = arg;
+	struct wb_item *it;
+
+	if (keylen != ID_LEN || c->n == c->cap)
+		return c->n == c->cap;
+	it = &c->items[c->n++];
+	it->rec = rec ? mgw_session_ref(rec) : NULL;
+	it->idlen = keylen;
+	memcpy(it->id, key, keylen);
+	it->id[keylen] = '\0';
+	if (rec)
+		c->sessions++;
+	else
+		c->tombstones++;
+	return 0;
+}
+
+static void wb_items_free(struct wb_job *j)
+{
+	for (size_t i = j->next; i < j->n; i++)
+		mgw_session_unref(j->items[i].rec);
+	free(j->items);
+	j->items = NULL;
+	j->n = j->next = 0;
+}
+
+/* A snapshot of the cache into j; 0 or MGW_ENOMEM. */
+static int wb_snapshot(struct redis_store *s, struct wb_job *j)
+{
+	struct mgw_session_table_stats ts;
+	struct wb_collect c = {0};
+
+	mgw_session_table_stats(s->cache, &ts);
+	c.cap = ts.count + 64;  /* room for entries added meanwhile */
+	c.items = calloc(c.cap, sizeof(*c.items));
+	if (!c.items)
+		return MGW_ENOMEM;
+	mgw_session_table_each(s->cache, now_ms(s), wb_collect_one, &c);
+	wb_items_free(j);
+	j->items = c.items;
+	j->n = c.n;
+	j->next = 0;
+	j->sessions = c.sessions;
+	j->tombstones = c.tombstones;
+	return 0;
+}
+
+static void wb_job_free(struct wb_job *j)
+{
+	if (!j)
+		return;
+	wb_items_free(j);
+	if (j->tick)
+		event_free(j->tick);
+	free(j);
+}
+
+/* Everything sent and answered: the event, and the view is free for the
+ * next one. */
+static void wb_done(struct wb_job *j)
+{
+	struct redis_view *v = j->v;
+	struct redis_store *s = rs_of(v->base.store);
+
+	mgw_event(NULL, "store_writeback",
+	          "store=redis url=%s phase=done restored=%llu present=%llu "
+	          "deleted=%llu failed=%llu took_s=%.1f", s->display,
+	          (unsigned long long)j->restored,
+	          (unsigned long long)j->present,
+	          (unsigned long long)j->deleted,
+	          (unsigned long long)j->failed,
+	          (double)(now_ms(s) - j->t0) / 1000.0);
+	v->wb = NULL;
+	wb_job_free(j);
+	atomic_store(&s->wb_running, 0);
+}
+
+static void on_wb_reply(void *arg, int status, redisReply *rep)
+{
+	struct wb_cmd *c = arg;
+	struct wb_job *j = c->job;
+	struct redis_store *s;
+
+	j->inflight--;
+	if (!j->v) {            /* the view is going: nothing to count */
+		free(c);
+		return;
+	}
+	s = rs_of(j->v->base.store);
+	if (status != 0 || rep->type == REDIS_REPLY_ERROR) {
+		note_failure(s, status, rep);
+		j->failed++;
+		bump(&s->wb_failed);
+	} else if (c->tomb || (rep->type == REDIS_REPLY_INTEGER &&
+	                       rep->integer == 0)) {
+		/* a tombstone written back, or the session found deleted
+		 * elsewhere: no longer served from this cache */
+		j->deleted++;
+		bump(&s->wb_deleted);
+		if (!c->tomb &&
+		    mgw_session_table_put(s->cache, c->id, c->idlen, NULL,
+		                          now_ms(s)) != 0)
+			mgw_session_table_remove(s->cache, c->id, c->idlen);
+	} else if (rep->type == REDIS_REPLY_INTEGER) {
+		j->restored++;
+		bump(&s->restored_wb);
+	} else {
+		j->present++;
+		bump(&s->wb_present);
+	}
+	free(c);
+	if (j->next == j->n && j->inflight == 0)
+		wb_done(j);
+}
+
+/* Sends item it; 0, or nonzero when the connection refused it (kept for
+ * the next tick).  An item with nothing to write is consumed as sent. */
+static int wb_send(struct wb_job *j, struct wb_item *it)
+{
+	struct redis_view *v = j->v;
+	struct redis_store *s = rs_of(v->base.store);
+	struct wb_cmd *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return MGW_ENOMEM;
+	c->job = j;
+	c->tomb = it->rec == NULL;
+	c->idlen = it->idlen;
+	memcpy(c->id, it->id, it->idlen + 1);
+	if (it->rec) {
+		rc = restore_send(s, v->conn, it->id, it->idlen, it->rec,
+		                  it->rec->version, on_wb_reply, c);
+	} else {
+		char key[KEY_MAX], tk[TOMB_KEY_MAX], px[24];
+		const char *keys[2] = {key, tk}, *args[1] = {px};
+		size_t keyl[2], lens[1], pl = strlen(s->rc->key_prefix);
+
+		memcpy(key, s->rc->key_prefix, pl);
+		memcpy(key + pl, it->id, it->idlen);
+		keyl[0] = pl + it->idlen;
+		key[keyl[0]] = '\0';
+		keyl[1] = tomb_key(s, it->id, it->idlen, tk);
+		lens[0] = (size_t)snprintf(px, sizeof(px), "%llu",
+		                           (unsigned long long)s->idle_ms);
+		rc = eval_on(s, v->conn, delete_script, 2, keys, keyl, 1, args,
+		             lens, on_wb_reply, c);
+	}
+	if (rc == MGW_ENOTFOUND) {      /* past its lifetime: skipped */
+		free(c);
 		return 0;
 	}
-	bump(&s->round_trips);
+	if (rc != 0) {
+		free(c);
+		return rc;
+	}
+	j->inflight++;
 	return 0;
+}
+
+static void on_wb_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct wb_job *j = arg;
+	struct redis_view *v = j->v;
+	struct redis_store *s = rs_of(v->base.store);
+	double per_tick = (double)s->rc->writeback_rate * WB_TICK;
+
+	(void)fd;
+	(void)what;
+	j->credit += per_tick;
+	if (j->credit > per_tick + 1)
+		j->credit = per_tick + 1;
+	while (j->next < j->n && j->inflight < WB_INFLIGHT && j->credit >= 1 &&
+	       conn_usable(v)) {
+		struct wb_item *it = &j->items[j->next];
+
+		if (wb_send(j, it) != 0)
+			break;          /* connection gone: next tick */
+		mgw_session_unref(it->rec);
+		it->rec = NULL;
+		j->next++;
+		j->credit -= 1;
+	}
+	if (j->next == j->n && j->inflight == 0)
+		wb_done(j);
+}
+
+/* The server lost this gateway's data: write back what the cache holds. */
+static void writeback_start(struct redis_view *v)
+{
+	struct redis_store *s = rs_of(v->base.store);
+	struct timeval tv = mgw_tv(WB_TICK);
+	struct wb_job *j = v->wb;
+
+	bump(&s->writebacks);
+	if (!j && atomic_exchange(&s->wb_running, 1)) {
+		/* another worker writes back the same cache already */
+		return;
+	}
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (j)
+			j->tick = event_new(v->base.base, -1, EV_PERSIST,
+			                    on_wb_tick, j);
+		if (!j || !j->tick) {
+			free(j);
+			atomic_store(&s->wb_running, 0);
+			mgw_warn(NULL, "sessions: redis %s lost its data, and "
+			         "there is no memory to write the sessions back",
+			         s->display);
+			return;
+		}
+		j->v = v;
+		v->wb = j;
+		event_add(j->tick, &tv);
+	}
+	j->t0 = now_ms(s);
+	if (wb_snapshot(s, j) != 0)
+		mgw_warn(NULL, "sessions: redis %s lost its data; no memory for "
+		         "the list of sessions to write back", s->display);
+	mgw_event(NULL, "store_writeback",
+	          "store=redis url=%s phase=start sessions=%zu tombstones=%zu "
+	          "rate=%u", s->display, j->sessions, j->tombstones,
+	          (unsigned)s->rc->writeback_rate);
+}
+
+/* SET marker 1 PX ttl GET: the old value, nil when the marker was
+ * missing (Redis 6.2 or later; an older server answers an error, counted,
+ * and nothing is detected). */
+static void on_marker_reply(void *arg, int status, redisReply *rep)
+{
+	struct redis_view *v = arg;
+	struct redis_store *s = rs_of(v->base.store);
+
+	v->checking = 0;
+	if (status != 0 || (rep->type != REDIS_REPLY_NIL &&
+	                    rep->type != REDIS_REPLY_STRING)) {
+		note_failure(s, status, rep);
+		return;
+	}
+	if (rep->type == REDIS_REPLY_STRING) {
+		atomic_store(&s->marker_known, 1);
+		return;
+	}
+	if (!v->check_known) {          /* the first check set it */
+		atomic_store(&s->marker_known, 1);
+		return;
+	}
+	writeback_start(v);
+}
+
+static void on_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct redis_view *v = arg;
+	struct redis_store *s = rs_of(v->base.store);
+	char ttl[24];
+	const char *argv[6] = {"SET", s->marker, "1", "PX", ttl, "GET"};
+	size_t argl[6] = {3, strlen(s->marker), 1, 2, 0, 3};
+
+	(void)fd;
+	(void)what;
+	if (v->checking || mgw_redis_state(v->conn) != MGW_REDIS_UP)
+		return;
+	argl[4] = (size_t)snprintf(ttl, sizeof(ttl), "%u", MARKER_TTL_MS);
+	v->check_known = atomic_load(&s->marker_known);
+	/* not counted in round_trips: those are the sessions' */
+	if (mgw_redis_command_argv(v->conn, 6, argv, argl, on_marker_reply,
+	                           v) == 0)
+		v->checking = 1;
 }
 
 /* ---- views, sweep, stats, lifetime ---- */
@@ -870,7 +1431,14 @@ static struct mgw_session_view *rs_view_new(struct mgw_session_store *st,
 		.backoff_min = BACKOFF_MIN,
 		.backoff_max = BACKOFF_MAX,
 		.on_state = on_conn_state,
+		.sentinels = (const char *const *)s->rc->sentinels,
+		.n_sentinels = s->rc->n_sentinels,
+		.master_name = s->rc->master_name,
 	};
+	double every = (double)s->fresh_ms / 2000.0;
+	struct timeval check = mgw_tv(every > 0.1 && every < CHECK_INTERVAL
+	                              ? every : every <= 0.1 ? 0.1
+	                              : CHECK_INTERVAL);
 
 	if (!v) {
 		snprintf(err, errlen, "out of memory");
@@ -878,8 +1446,17 @@ static struct mgw_session_view *rs_view_new(struct mgw_session_store *st,
 	}
 	mgw_session_view_init(&v->base, st, base);
 	o.state_arg = v;
+	v->check_ev = event_new(base, -1, EV_PERSIST, on_check, v);
+	if (!v->check_ev || event_add(v->check_ev, &check) != 0) {
+		if (v->check_ev)
+			event_free(v->check_ev);
+		free(v);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
 	v->conn = mgw_redis_new(base, &o, err, errlen);
 	if (!v->conn) {
+		event_free(v->check_ev);
 		free(v);
 		return NULL;
 	}
@@ -892,9 +1469,19 @@ static void rs_view_free(struct mgw_session_view *view)
 {
 	struct redis_view *v = (struct redis_view *)view;
 
+	struct wb_job *j = v->wb;
+
+	if (j) {
+		j->v = NULL;    /* its commands' answers count nothing now */
+		event_del(j->tick);
+		atomic_store(&rs_of(view->store)->wb_running, 0);
+	}
 	/* Commands still out are answered MGW_EIO from inside, completing
 	 * their ops (cancelled ones are freed then) while v is valid. */
 	mgw_redis_free(v->conn);
+	wb_job_free(j);         /* every answer came in mgw_redis_free */
+	if (v->check_ev)
+		event_free(v->check_ev);
 	view_set_down(v, 0, NULL, 1);
 	free(v);
 }
@@ -927,6 +1514,9 @@ static void rs_stats(struct mgw_session_store *st,
 	out->stale_hits = LOAD(stale_hits);
 	out->local_updates = LOAD(local_updates);
 	out->round_trips = LOAD(round_trips);
+	out->writebacks = LOAD(writebacks);
+	out->restored_writeback = LOAD(restored_wb);
+	out->restored_lookup = LOAD(restored_lookup);
 }
 
 #undef LOAD
@@ -967,7 +1557,7 @@ struct mgw_session_store *mgw_redis_store_new(
 		.evict = 1,
 	};
 	uint64_t cache_ttl_ms = (uint64_t)(rc->cache_ttl * 1000.0);
-	char display[300];
+	char display[300], instance[17];
 
 	if (!rc->url || !rc->key_prefix || strlen(rc->key_prefix) > 128 ||
 	    !rc->key_prefix[0]) {
@@ -993,6 +1583,15 @@ struct mgw_session_store *mgw_redis_store_new(
 	s->fresh_ms = cache_ttl_ms < s->idle_ms / 2 ? cache_ttl_ms
 	                                            : s->idle_ms / 2;
 	memcpy(s->display, display, sizeof(s->display));
+	if (rc->master_name)
+		snprintf(s->display, sizeof(s->display), "sentinel:%.200s",
+		         rc->master_name);
+	if (mgw_random_hex(instance, 8) != 0) {
+		snprintf(err, errlen, "no random bytes for the gateway's marker");
+		goto fail;
+	}
+	snprintf(s->marker, sizeof(s->marker), "%s" MARKER_TAG "%s",
+	         rc->key_prefix, instance);
 	s->cache = mgw_session_table_new(&lim, err, errlen);
 	if (!s->cache)
 		goto fail;

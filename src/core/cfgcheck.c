@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <arpa/inet.h>
 
 #include <openssl/crypto.h>
 
@@ -90,6 +91,21 @@ int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen)
 	if (mgw_redis_url_check(s, NULL, 0, err, sizeof(err)) == 0)
 		return 0;
 	snprintf(why, whylen, "%s", err);
+	return -1;
+}
+
+int mgw_cfg_check_sentinel(const char *s, char *why, size_t whylen)
+{
+	char host[256];
+	unsigned char tmp[16];
+	uint16_t port = 0;
+
+	if (mgw_parse_hostport(s, host, sizeof(host), &port) == 0 && port &&
+	    (inet_pton(AF_INET, host, tmp) == 1 ||
+	     inet_pton(AF_INET6, host, tmp) == 1))
+		return 0;
+	snprintf(why, whylen, "'%.60s' must be IP:PORT (a numeric address)",
+	         s);
 	return -1;
 }
 

@@ -27,6 +27,10 @@ int mgw_cfg_check_url(const char *s, char *why, size_t whylen);
  * reason never shows a password. */
 int mgw_cfg_check_redis_url(const char *s, char *why, size_t whylen);
 
+/* A Redis Sentinel's "IP:PORT" (a numeric address: the connection
+ * never resolves it with a blocking call). */
+int mgw_cfg_check_sentinel(const char *s, char *why, size_t whylen);
+
 /* A regular file that can be opened for reading now (key files, CA
  * files): a typo fails check-config rather than the first request. */
 int mgw_cfg_check_file(const char *s, char *why, size_t whylen);

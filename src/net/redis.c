@@ -43,6 +43,7 @@ struct mgw_redis {
 	char host[256];
 	char addr[INET6_ADDRSTRLEN]; /* numeric host, or the resolved one */
 	uint16_t port;
+	char *user;                  /* ACL user (AUTH user password) */
 	char *password;
 	char *unix_path;             /* "unix:PATH" URLs */
 	int db;
@@ -61,6 +62,19 @@ struct mgw_redis {
 	int dropping;                /* drop_context is freeing ac */
 	char setup_err[160];         /* AUTH / SELECT / PING refused: why */
 	struct mgw_redis_stats st;
+	/* Sentinel (o.master_name set) */
+	char *master_name;
+	struct sentinel_addr *sentinels;
+	size_t n_sentinels;
+	size_t s_first, s_tried;     /* the one that answered last; tried in
+	                              * this round */
+	redisAsyncContext *sac;      /* a sentinel being asked */
+	struct event *drop_ev;       /* READONLY seen: drop from the loop */
+};
+
+struct sentinel_addr {
+	char host[256];
+	uint16_t port;
 };
 
 struct cmd {
@@ -84,9 +98,11 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 		return rc;
 	memcpy(r->host, u.host, sizeof(r->host));
 	r->port = u.port;
+	free(r->user);
 	free(r->password);
 	free(r->unix_path);
-	r->password = u.password;   /* ownership moves to r */
+	r->user = u.user;           /* ownership moves to r */
+	r->password = u.password;
 	r->unix_path = u.unix_path;
 	r->db = u.db;
 	memcpy(r->display, u.display, sizeof(r->display));
@@ -180,12 +196,23 @@ static void on_disconnect(const redisAsyncContext *ac, int status)
 	                                                 : "connection lost"));
 }
 
+static void sentinel_next(struct mgw_redis *r);
+
 static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 {
 	struct mgw_redis *r = arg;
 
 	(void)fd;
 	(void)what;
+	if (r->sac) {                   /* a sentinel did not answer */
+		redisAsyncContext *sac = r->sac;
+
+		r->sac = NULL;
+		redisAsyncFree(sac);
+		r->s_tried++;
+		sentinel_next(r);
+		return;
+	}
 	if (!r->ac || r->state == MGW_REDIS_UP)
 		return;
 	r->st.failures++;
@@ -231,6 +258,27 @@ static void on_ready_reply(redisAsyncContext *ac, void *reply, void *priv)
 	set_state(r, MGW_REDIS_UP, NULL);
 }
 
+/* ROLE of a server a sentinel named: anything but a master (a stale
+ * answer during a failover) fails the attempt. */
+static void on_role_reply(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct mgw_redis *r = ac->data;
+	redisReply *rep = reply;
+	struct timeval now = {0, 0};
+
+	(void)priv;
+	if (!rep || r->ac != ac || r->setup_err[0])
+		return;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
+	    rep->element[0]->type == REDIS_REPLY_STRING &&
+	    strcmp(rep->element[0]->str, "master") == 0)
+		return;
+	snprintf(r->setup_err, sizeof(r->setup_err),
+	         "%s:%u is not the master of %s", r->addr, (unsigned)r->port,
+	         r->master_name);
+	evtimer_add(r->connect_timer, &now);
+}
+
 static void start_context(struct mgw_redis *r)
 {
 	redisAsyncContext *ac;
@@ -262,13 +310,131 @@ static void start_context(struct mgw_redis *r)
 	r->setup_err[0] = '\0';
 	evtimer_add(r->connect_timer, &tv);
 	/* Queued before the connection completes; hiredis sends them first. */
-	if (r->password)
+	if (r->password && r->user)
+		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH",
+		                  "AUTH %s %s", r->user, r->password);
+	else if (r->password)
 		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH", "AUTH %s",
 		                  r->password);
 	if (r->db)
 		redisAsyncCommand(ac, on_setup_reply, (void *)"SELECT",
 		                  "SELECT %d", r->db);
+	if (r->master_name)
+		redisAsyncCommand(ac, on_role_reply, NULL, "ROLE");
 	redisAsyncCommand(ac, on_ready_reply, NULL, "PING");
+}
+
+/* ---- Sentinel ---- */
+
+static void sentinel_done(struct mgw_redis *r, redisAsyncContext *ac)
+{
+	if (r->sac == ac)
+		r->sac = NULL;
+	/* safe inside its callback: hiredis frees it once that returns */
+	redisAsyncDisconnect(ac);
+}
+
+static void on_sentinel_reply(redisAsyncContext *ac, void *reply, void *priv)
+{
+	struct mgw_redis *r = ac->data;
+	redisReply *rep = reply;
+	long long port = 0;
+
+	(void)priv;
+	if (!rep || r->sac != ac || r->freeing)
+		return;
+	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
+	    rep->element[0]->type == REDIS_REPLY_STRING &&
+	    rep->element[1]->type == REDIS_REPLY_STRING &&
+	    host_is_numeric(rep->element[0]->str) &&
+	    rep->element[0]->len < sizeof(r->addr) &&
+	    mgw_parse_int(rep->element[1]->str, 1, 65535, &port) == 0) {
+		memcpy(r->addr, rep->element[0]->str, rep->element[0]->len + 1);
+		r->port = (uint16_t)port;
+		r->s_first = (r->s_first + r->s_tried) % r->n_sentinels;
+		sentinel_done(r, ac);
+		evtimer_del(r->connect_timer);
+		start_context(r);
+		return;
+	}
+	/* nil: this sentinel does not know the master (yet) */
+	sentinel_done(r, ac);
+	r->s_tried++;
+	sentinel_next(r);
+}
+
+static void on_sentinel_connect(const redisAsyncContext *ac, int status)
+{
+	struct mgw_redis *r = ac->data;
+
+	if (status == REDIS_OK || r->sac != ac || r->freeing)
+		return;
+	r->sac = NULL;                  /* hiredis frees it after this */
+	r->s_tried++;
+	sentinel_next(r);
+}
+
+static void on_sentinel_disconnect(const redisAsyncContext *ac, int status)
+{
+	struct mgw_redis *r = ac->data;
+
+	(void)status;
+	if (r->sac != ac || r->freeing)
+		return;
+	r->sac = NULL;
+	r->s_tried++;
+	sentinel_next(r);
+}
+
+/* Asks the next sentinel of this round for the master's address; after
+ * the last one the attempt failed. */
+static void sentinel_next(struct mgw_redis *r)
+{
+	const struct sentinel_addr *sa;
+	redisAsyncContext *ac;
+	struct timeval tv = mgw_tv(r->o.timeout);
+
+	if (r->freeing)
+		return;
+	if (r->s_tried >= r->n_sentinels) {
+		r->st.failures++;
+		went_down(r, "no sentinel named the master");
+		return;
+	}
+	sa = &r->sentinels[(r->s_first + r->s_tried) % r->n_sentinels];
+	ac = redisAsyncConnect(sa->host, sa->port);
+	if (!ac || ac->err) {
+		if (ac)
+			redisAsyncFree(ac);
+		r->s_tried++;
+		sentinel_next(r);
+		return;
+	}
+	ac->data = r;
+	if (redisLibeventAttach(ac, r->base) != REDIS_OK) {
+		redisAsyncFree(ac);
+		r->s_tried++;
+		sentinel_next(r);
+		return;
+	}
+	redisAsyncSetConnectCallback(ac, on_sentinel_connect);
+	redisAsyncSetDisconnectCallback(ac, on_sentinel_disconnect);
+	r->sac = ac;
+	evtimer_add(r->connect_timer, &tv);
+	redisAsyncCommand(ac, on_sentinel_reply, NULL,
+	                  "SENTINEL get-master-addr-by-name %s", r->master_name);
+}
+
+/* A READONLY answer: the master was demoted; reconnect (asking the
+ * sentinels again), from the loop. */
+static void on_drop(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_redis *r = arg;
+
+	(void)fd;
+	(void)what;
+	if (r->ac && !r->sac)
+		drop_context(r, "the master became a replica (READONLY)");
 }
 
 static void on_resolved(int err, const struct mgw_addrs *addrs,
@@ -305,8 +471,13 @@ static void connect_now(struct mgw_redis *r)
 {
 	int rc;
 
-	if (r->ac || r->resolving || r->freeing)
+	if (r->ac || r->resolving || r->freeing || r->sac)
 		return;
+	if (r->master_name) {
+		r->s_tried = 0;
+		sentinel_next(r);
+		return;
+	}
 	if (r->unix_path || r->addr[0]) {
 		start_context(r);
 		return;
@@ -331,9 +502,42 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* A name is looked up again on every attempt: the server may have
 	 * moved (a restarted container gets a new address). */
-	if (!r->unix_path && !host_is_numeric(r->host))
+	if (!r->unix_path && !host_is_numeric(r->host) && !r->master_name)
 		r->addr[0] = '\0';
 	connect_now(r);
+}
+
+/* The sentinels of o, parsed ("HOST:PORT", numeric hosts: hiredis
+ * resolves names with a blocking call). */
+static int sentinels_copy(struct mgw_redis *r, const struct mgw_redis_opts *o,
+                          char *err, size_t errlen)
+{
+	if (!o->n_sentinels || !o->master_name[0]) {
+		snprintf(err, errlen, "sentinel: a master name and at least one "
+		         "sentinel are needed");
+		return MGW_EINVAL;
+	}
+	r->master_name = strdup(o->master_name);
+	r->sentinels = calloc(o->n_sentinels, sizeof(*r->sentinels));
+	if (!r->master_name || !r->sentinels) {
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	for (size_t i = 0; i < o->n_sentinels; i++) {
+		struct sentinel_addr *a = &r->sentinels[i];
+
+		if (mgw_parse_hostport(o->sentinels[i], a->host, sizeof(a->host),
+		                       &a->port) != 0 || a->port == 0 ||
+		    !host_is_numeric(a->host)) {
+			snprintf(err, errlen, "sentinel '%.100s': must be "
+			         "IP:PORT", o->sentinels[i]);
+			return MGW_EINVAL;
+		}
+	}
+	r->n_sentinels = o->n_sentinels;
+	snprintf(r->display, sizeof(r->display), "sentinel:%.200s%s",
+	         r->master_name, r->db ? " (db set)" : "");
+	return 0;
 }
 
 struct mgw_redis *mgw_redis_new(struct event_base *base,
@@ -365,14 +569,19 @@ struct mgw_redis *mgw_redis_new(struct event_base *base,
 	r->state = MGW_REDIS_CONNECTING;
 	if (parse_url(r, r->url, err, errlen) != 0)
 		goto fail;
+	r->o.sentinels = NULL;
+	r->o.master_name = NULL;
+	if (o->master_name && sentinels_copy(r, o, err, errlen) != 0)
+		goto fail;
 	r->retry = evtimer_new(base, on_retry, r);
 	r->connect_timer = evtimer_new(base, on_connect_timeout, r);
-	if (!r->retry || !r->connect_timer) {
+	r->drop_ev = evtimer_new(base, on_drop, r);
+	if (!r->retry || !r->connect_timer || !r->drop_ev) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	/* A numeric host is at most INET6_ADDRSTRLEN - 1 characters. */
-	if (!r->unix_path && host_is_numeric(r->host))
+	if (!r->unix_path && host_is_numeric(r->host) && !r->master_name)
 		snprintf(r->addr, sizeof(r->addr), "%.*s",
 		         (int)sizeof(r->addr) - 1, r->host);
 	r->starting = 1;
@@ -395,11 +604,22 @@ void mgw_redis_free(struct mgw_redis *r)
 	if (r->ac)
 		redisAsyncFree(r->ac); /* pending commands: answered MGW_EIO */
 	r->ac = NULL;
+	if (r->sac) {
+		redisAsyncContext *sac = r->sac;
+
+		r->sac = NULL;
+		redisAsyncFree(sac);
+	}
 	mgw_resolver_free(r->res);
+	if (r->drop_ev)
+		event_free(r->drop_ev);
+	free(r->sentinels);
+	free(r->master_name);
 	if (r->retry)
 		event_free(r->retry);
 	if (r->connect_timer)
 		event_free(r->connect_timer);
+	free(r->user);
 	free(r->password);
 	free(r->unix_path);
 	free(r->url);
@@ -431,8 +651,14 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
 	(void)ac;
 	if (!c->answered) {
 		c->answered = 1;
-		if (rep && rep->type == REDIS_REPLY_ERROR)
+		if (rep && rep->type == REDIS_REPLY_ERROR) {
+			struct timeval now = {0, 0};
+
 			c->r->st.errors++;
+			if (c->r->master_name && !c->r->freeing &&
+			    strncmp(rep->str, "READONLY", 8) == 0)
+				evtimer_add(c->r->drop_ev, &now);
+		}
 		c->cb(c->arg, rep ? 0 : MGW_EIO, rep);
 	}
 	event_free(c->timer);

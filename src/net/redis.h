@@ -49,14 +49,26 @@ typedef void (*mgw_redis_state_cb)(void *arg, enum mgw_redis_state state,
                                    const char *why);
 
 struct mgw_redis_opts {
-	const char *url;        /* "redis://[:PASSWORD@]HOST[:PORT][/DB]" or
-	                         * "unix:PATH" */
+	const char *url;        /* "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+	                         * or "unix:PATH"; with USER, AUTH USER
+	                         * PASSWORD (a Redis 6 ACL user) */
 	double timeout;         /* per command, and for connecting (s); 0 =
 	                         * 2 s */
 	double backoff_min;     /* first reconnect delay (s); 0 = 0.1 s */
 	double backoff_max;     /* cap of the doubling delay (s); 0 = 2 s */
 	mgw_redis_state_cb on_state; /* optional */
 	void *state_arg;
+	/* Redis Sentinel: with master_name set, the server is not url's
+	 * host but the master the sentinels ("HOST:PORT", n_sentinels >= 1)
+	 * name: asked (SENTINEL get-master-addr-by-name, one after the other
+	 * until one answers) before every connection attempt, so a failover
+	 * is followed by the next reconnect; a server whose ROLE is not
+	 * master is a failed attempt, and a READONLY error reply (the master
+	 * was demoted) drops the connection.  url still gives the password
+	 * and database. */
+	const char *const *sentinels;
+	size_t n_sentinels;
+	const char *master_name;
 };
 
 /* Counters of one connection (this loop's thread only). */

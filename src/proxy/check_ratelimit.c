@@ -241,6 +241,9 @@ static struct mgw_redis *redis_conn(struct mgw_pipeline *pl)
 		return pl->rl_redis;
 	o.url = c->redis_url;
 	o.timeout = c->redis_timeout;
+	o.sentinels = (const char *const *)c->redis_sentinels;
+	o.n_sentinels = c->redis_n_sentinels;
+	o.master_name = c->redis_master_name;
 	pl->rl_redis = mgw_redis_new(pl->base, &o, err, sizeof(err));
 	if (!pl->rl_redis && mgw_log_limit_ok(&pl->rl_log))
 		mgw_warn(NULL, "rate_limits.redis: %s", err);

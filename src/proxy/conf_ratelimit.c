@@ -60,9 +60,32 @@ static const struct mgw_cfg_field rl_redis_fields[] = {
 	 .check = mgw_cfg_check_redis_url},
 	{.key = "timeout", .type = MGW_CFG_DURATION, RS(redis_timeout),
 	 .dmin = 0.001, .dmax = 10, .def = "50ms"},
+	{.key = "sentinels", .type = MGW_CFG_STRLIST, RS(redis_sentinels),
+	 .aux = offsetof(struct mgw_rate_limits_conf, redis_n_sentinels),
+	 .check = mgw_cfg_check_sentinel},
+	{.key = "master_name", .type = MGW_CFG_STRING, RS(redis_master_name),
+	 .check = mgw_cfg_check_word},
 };
+/* sentinels and master_name go together. */
+static int check_rl_redis(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                          void *obj)
+{
+	struct mgw_rate_limits_conf *r = obj;
+
+	if (!r->redis_n_sentinels != !r->redis_master_name)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, r->redis_master_name
+		                                           ? "master_name"
+		                                           : "sentinels"),
+		                    r->redis_master_name ? "master_name"
+		                                         : "sentinels",
+		                    r->redis_master_name ? "needs sentinels"
+		                                         : "needs master_name");
+	return 0;
+}
+
 static const struct mgw_cfg_section rl_redis_section = {
 	.size = sizeof(struct mgw_rate_limits_conf),
+	.check = check_rl_redis,
 	.fields = rl_redis_fields, .nfields = MGW_CFG_COUNT(rl_redis_fields),
 };
 static const struct mgw_cfg_field rate_limits_fields[] = {

@@ -135,6 +135,10 @@ struct mgw_rate_limits_conf {
 	char *redis_url;           /* redis.url (none): for shared: redis */
 	double redis_timeout;      /* redis.timeout (50ms): a slower answer
 	                            * falls back to the local bucket */
+	char **redis_sentinels;    /* redis.sentinels (none): as
+	                            * sessions.redis.sentinels */
+	size_t redis_n_sentinels;
+	char *redis_master_name;   /* redis.master_name */
 };
 
 /* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */

@@ -469,6 +469,35 @@ static void store_ops(struct mgw_prom *p, struct mgw_sf_shared *sh)
 			                    (struct mgw_prom_label[]){
 			                    	L("store", ss[k].store)}, 1,
 			                    ss[k].unreachable ? 1 : 0);
+	mgw_prom_family(p, "mcpgw_session_store_writebacks_total", "counter",
+	                "Times the store's server was found to have lost its "
+	                "data (restarted empty, flushed) and the gateway "
+	                "started writing back the sessions it holds (redis).");
+	for (int k = 0; k < MGW_SF_STORE_KINDS; k++)
+		if (sh->core->stores[k].st)
+			mgw_prom_sample_u64(p, "mcpgw_session_store_writebacks_total",
+			                    (struct mgw_prom_label[]){
+			                    	L("store", ss[k].store)}, 1,
+			                    ss[k].writebacks);
+	mgw_prom_family(p, "mcpgw_session_store_restored_total", "counter",
+	                "Sessions the gateway put back into the store's server "
+	                "after it lost them, by store and how (writeback: the "
+	                "write-back after the loss was seen; lookup: a lookup "
+	                "or update that met the missing key).");
+	for (int k = 0; k < MGW_SF_STORE_KINDS; k++) {
+		if (!sh->core->stores[k].st)
+			continue;
+		mgw_prom_sample_u64(p, "mcpgw_session_store_restored_total",
+		                    (struct mgw_prom_label[]){
+		                    	L("store", ss[k].store),
+		                    	L("how", "writeback")}, 2,
+		                    ss[k].restored_writeback);
+		mgw_prom_sample_u64(p, "mcpgw_session_store_restored_total",
+		                    (struct mgw_prom_label[]){
+		                    	L("store", ss[k].store),
+		                    	L("how", "lookup")}, 2,
+		                    ss[k].restored_lookup);
+	}
 	mgw_prom_family(p, "mcpgw_session_store_operation_duration_seconds",
 	                "histogram", "Time from a session store operation's "
 	                "start to its completion, by store and operation.");

@@ -219,7 +219,8 @@ static json_t *store_json(struct mgw_session_store *st)
 
 	mgw_session_store_stats(st, &s);
 	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-	                 "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	                 "s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+	                 "s:I}",
 	                 "store", s.store ? s.store : "?",
 	                 "active", (json_int_t)s.active,
 	                 "memory_bytes", (json_int_t)s.memory_bytes,
@@ -237,7 +238,10 @@ static json_t *store_json(struct mgw_session_store *st)
 	                 "cache_misses", (json_int_t)s.cache_misses,
 	                 "errors", (json_int_t)s.errors,
 	                 "unreachable", (json_int_t)s.unreachable,
-	                 "outages", (json_int_t)s.outages);
+	                 "outages", (json_int_t)s.outages,
+	                 "writebacks", (json_int_t)s.writebacks,
+	                 "restored_writeback", (json_int_t)s.restored_writeback,
+	                 "restored_lookup", (json_int_t)s.restored_lookup);
 }
 
 /* Sets name: v in o; returns 0 or MGW_ENOMEM. */

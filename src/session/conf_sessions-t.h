@@ -25,6 +25,13 @@ struct mgw_session_redis_conf {
 	                            * without asking Redis this long (30s) */
 	double timeout;            /* timeout: per command (1s) */
 	char *key_prefix;          /* key_prefix ("mcpgw:session:") */
+	char **sentinels;          /* sentinels: ["IP:PORT", ...] (none):
+	                            * the master is the one they name */
+	size_t n_sentinels;
+	char *master_name;         /* master_name: with sentinels */
+	uint32_t writeback_rate;   /* writeback_rate: sessions per second
+	                            * written back after Redis lost its data
+	                            * (2000) */
 };
 
 /* "sessions.sealed:" (session/store_sealed.c): where a DELETE's

@@ -78,12 +78,36 @@ static const struct mgw_cfg_field session_redis_fields[] = {
 	 .dmin = 0.001, .dmax = 600, .def = "1s"},
 	{.key = "key_prefix", .type = MGW_CFG_STRING, SR(key_prefix),
 	 .def = "mcpgw:session:", .check = mgw_cfg_check_word},
+	{.key = "writeback_rate", .type = MGW_CFG_INT, SR(writeback_rate),
+	 .min = 1, .max = 1000000, .def = "2000"},
+	{.key = "sentinels", .type = MGW_CFG_STRLIST, SR(sentinels),
+	 .aux = offsetof(struct mgw_session_redis_conf, n_sentinels),
+	 .check = mgw_cfg_check_sentinel},
+	{.key = "master_name", .type = MGW_CFG_STRING, SR(master_name),
+	 .check = mgw_cfg_check_word},
 };
 #undef SR
+
+/* sentinels and master_name go together. */
+static int check_session_redis(struct mgw_cfg_ctx *c,
+                               const struct mgw_cfg_scope *sc, void *obj)
+{
+	struct mgw_session_redis_conf *r = obj;
+
+	if (r->n_sentinels && !r->master_name)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "sentinels"),
+		                    "sentinels", "needs master_name");
+	if (r->master_name && !r->n_sentinels)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "master_name"),
+		                    "master_name", "needs sentinels");
+	return 0;
+}
+
 static const struct mgw_cfg_section session_redis_section = {
 	.size = sizeof(struct mgw_session_redis_conf),
 	.fields = session_redis_fields,
 	.nfields = MGW_CFG_COUNT(session_redis_fields),
+	.check = check_session_redis,
 };
 
 static const struct mgw_cfg_enum sealed_tombstones[] = {

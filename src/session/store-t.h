@@ -97,6 +97,13 @@ struct mgw_session_stats {
 	uint64_t local_updates;     /* updates kept in the local cache only,
 	                             * the server being unreachable */
 	uint64_t round_trips;       /* commands sent to the server */
+	uint64_t writebacks;        /* times the server was found to have
+	                             * lost its data (restarted empty,
+	                             * flushed) and a write-back started */
+	uint64_t restored_writeback; /* sessions a write-back put back */
+	uint64_t restored_lookup;   /* sessions a lookup or update found
+	                             * missing on the server and put back
+	                             * from the local cache */
 };
 
 /* The totals above, kept by the generic layer and the implementations

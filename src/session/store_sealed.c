@@ -753,6 +753,9 @@ static struct mgw_session_view *sealed_view_new(struct mgw_session_store *st,
 		.url = st->conf->redis.url,
 		.timeout = st->conf->redis.timeout,
 		.on_state = on_conn_state,
+		.sentinels = (const char *const *)st->conf->redis.sentinels,
+		.n_sentinels = st->conf->redis.n_sentinels,
+		.master_name = st->conf->redis.master_name,
 	};
 
 	if (!v) {

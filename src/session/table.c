@@ -483,6 +483,25 @@ size_t mgw_session_table_sweep(struct mgw_session_table *t, uint64_t now,
 	return n;
 }
 
+size_t mgw_session_table_each(struct mgw_session_table *t, uint64_t now,
+                              int (*fn)(const void *key, size_t keylen,
+                                        struct mgw_session *rec, void *arg),
+                              void *arg)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (struct entry *e = t->oldest; e; e = e->next) {
+		if (idle_expired(t, e, now))
+			continue;
+		n++;
+		if (fn(e->key, e->keylen, e->rec, arg))
+			break;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 void mgw_session_table_stats(struct mgw_session_table *t,
                              struct mgw_session_table_stats *out)
 {

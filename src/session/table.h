@@ -103,6 +103,15 @@ int mgw_session_table_remove(struct mgw_session_table *t, const void *key,
 size_t mgw_session_table_sweep(struct mgw_session_table *t, uint64_t now,
                                size_t max);
 
+/* Calls fn(key, keylen, rec, arg) for every entry not idle at now, oldest
+ * use first (rec NULL for a tombstone; borrowed: take a reference to keep
+ * it), until fn returns nonzero.  Runs under the table's lock: fn must not
+ * call the table.  Returns how many entries fn saw. */
+size_t mgw_session_table_each(struct mgw_session_table *t, uint64_t now,
+                              int (*fn)(const void *key, size_t keylen,
+                                        struct mgw_session *rec, void *arg),
+                              void *arg);
+
 void mgw_session_table_stats(struct mgw_session_table *t,
                              struct mgw_session_table_stats *out);
 

@@ -81,6 +81,15 @@ static int parse(const char *url, struct mgw_redis_url *r, char *err,
 		const char *pw = memchr(p, ':', (size_t)(at - p));
 		int bad;
 
+		if (pw && pw > p) {
+			r->user = percent_decode(p, (size_t)(pw - p), &bad);
+			if (!r->user) {
+				snprintf(err, errlen, bad ? "redis URL has a bad "
+				         "%%XX escape in its user name: %s"
+				         : "out of memory%.0s", shown);
+				return bad ? MGW_EINVAL : MGW_ENOMEM;
+			}
+		}
 		pw = pw ? pw + 1 : p;
 		r->password = percent_decode(pw, (size_t)(at - pw), &bad);
 		if (!r->password) {
@@ -122,9 +131,10 @@ static int parse(const char *url, struct mgw_redis_url *r, char *err,
 
 void mgw_redis_url_free(struct mgw_redis_url *u)
 {
+	free(u->user);
 	free(u->password);
 	free(u->unix_path);
-	u->password = u->unix_path = NULL;
+	u->user = u->password = u->unix_path = NULL;
 }
 
 int mgw_redis_url_parse(const char *url, struct mgw_redis_url *out,

@@ -13,6 +13,8 @@
 struct mgw_redis_url {
 	char host[256];     /* a name or an address literal, no brackets */
 	uint16_t port;      /* 6379 when absent */
+	char *user;         /* ACL user, decoded; NULL when none (AUTH with
+	                     * the password alone: the default user) */
 	char *password;     /* decoded; NULL when none */
 	char *unix_path;    /* "unix:PATH" URLs; NULL otherwise */
 	int db;             /* /DB, 0 when absent */

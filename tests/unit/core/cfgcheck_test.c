@@ -74,6 +74,12 @@ static void test_addresses(void **state)
 	ok(mgw_cfg_check_redis_url, "redis://127.0.0.1:6379");
 	assert_int_equal(mgw_cfg_check_redis_url("http://x", (char[64]){0}, 64),
 	                 -1);
+	ok(mgw_cfg_check_sentinel, "127.0.0.1:26379");
+	ok(mgw_cfg_check_sentinel, "[::1]:26379");
+	bad(mgw_cfg_check_sentinel, "sentinel.local:26379",
+	    "'sentinel.local:26379' must be IP:PORT (a numeric address)");
+	bad(mgw_cfg_check_sentinel, "127.0.0.1:0",
+	    "'127.0.0.1:0' must be IP:PORT (a numeric address)");
 }
 
 static void test_file(void **state)

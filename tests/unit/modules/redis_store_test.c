@@ -528,12 +528,24 @@ static void test_ttl_expiry(void **state)
 	ttl = redisd_int(&rd, "PTTL mcpgw:session:%s", a->id);
 	assert_true(ttl > 50000 && ttl <= 60000);
 
-	/* The TTL runs out (made short here): gone. */
+	/* The key lost while B's cache still holds the session (Redis
+	 * restarted empty, flushed): B puts it back from its cache. */
 	assert_int_equal(redisd_int(&rd, "PEXPIRE mcpgw:session:%s 1", a->id), 1);
 	for (int i = 0; i < 200 &&
 	     redisd_int(&rd, "EXISTS mcpgw:session:%s", a->id) != 0; i++)
 		usleep(10000);
 	age_cache(f, &f->b);
+	assert_int_equal(run_lookup(f, &f->b, a->id, NULL, NULL), 0);
+	assert_int_equal(redisd_int(&rd, "EXISTS mcpgw:session:%s", a->id), 1);
+	assert_int_equal(stats_of(&f->b).restored_lookup, 1);
+
+	/* The TTL runs out (made short here) on a session unused for the
+	 * idle timeout (no cache holds it either): gone. */
+	assert_int_equal(redisd_int(&rd, "PEXPIRE mcpgw:session:%s 1", a->id), 1);
+	for (int i = 0; i < 200 &&
+	     redisd_int(&rd, "EXISTS mcpgw:session:%s", a->id) != 0; i++)
+		usleep(10000);
+	f->b.clk.mono_ms += 60001;
 	assert_int_equal(run_lookup(f, &f->b, a->id, NULL, NULL), MGW_ENOTFOUND);
 	mgw_session_unref(a);
 
@@ -840,8 +852,14 @@ static void test_outage_and_recovery(void **state)
 	unlink(logpath);
 
 	/* The restarted Redis (no persistence) lost every session: the
-	 * locally updated copy is stale, so Redis' answer wins. */
-	assert_int_equal(run_lookup(f, &f->a, s1->id, NULL, NULL), MGW_ENOTFOUND);
+	 * locally updated copy is put back (no gateway deleted it), and B,
+	 * which never cached it, sees it from Redis. */
+	assert_int_equal(run_lookup(f, &f->a, s1->id, NULL, &got), 0);
+	assert_string_equal(got->pin_url, "http://r9");
+	mgw_session_unref(got);
+	assert_int_equal(run_lookup(f, &f->b, s1->id, NULL, &got), 0);
+	assert_string_equal(got->pin_url, "http://r9");
+	mgw_session_unref(got);
 	/* And everything works again, shared between gateways. */
 	mgw_session_unref(s2);
 	s2 = make_session(f, &f->a, "http://r2", "x");

@@ -420,6 +420,45 @@ static void test_auth_password_decoded(void **state)
 	event_base_free(b);
 }
 
+/* An ACL user: AUTH USER PASSWORD, both decoded. */
+static void test_auth_acl_user(void **state)
+{
+	static const char want[] =
+		"*3\r\n$4\r\nAUTH\r\n$7\r\nal:ic@e\r\n$3\r\np:w\r\n";
+	struct event *tick;
+	struct event_base *b = base_new(&tick);
+	struct fake f;
+	char err[256], got[128] = "";
+	struct mgw_redis_opts o = {.timeout = 1};
+	struct mgw_redis *r;
+	size_t have = 0;
+	int fd;
+
+	(void)state;
+	fake_start(&f, "al%3aic%40e:p:w@");
+	o.url = f.url;
+	r = mgw_redis_new(b, &o, err, sizeof(err));
+	assert_non_null(r);
+	fd = fake_accept(&f, b, WAIT_S);
+	assert_true(fd >= 0);
+	assert_int_equal(fcntl(fd, F_SETFL, O_NONBLOCK), 0);
+	for (double end = now_s() + WAIT_S;
+	     now_s() < end && have < sizeof(want) - 1;) {
+		ssize_t k = read(fd, got + have, sizeof(want) - 1 - have);
+
+		if (k > 0)
+			have += (size_t)k;
+		else
+			event_base_loop(b, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+	}
+	assert_string_equal(got, want);
+	mgw_redis_free(r);
+	close(fd);
+	close(f.lfd);
+	event_free(tick);
+	event_base_free(b);
+}
+
 /* Servers that take the TCP connection but are not a usable Redis: one
  * that closes at once (a full maxclients, a proxy in front of a dead
  * Redis), one that never answers, one that refuses the password.  None
@@ -532,6 +571,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_urls),
 		cmocka_unit_test(test_auth_password_decoded),
+		cmocka_unit_test(test_auth_acl_user),
 		cmocka_unit_test(test_commands),
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_not_ready),

@@ -69,6 +69,7 @@ static void assert_sessions_default(const struct mgw_sessions_conf *s)
 	assert_true(s->redis.cache_ttl == 30.0);
 	assert_true(s->redis.timeout == 1.0);
 	assert_string_equal(s->redis.key_prefix, "mcpgw:session:");
+	assert_int_equal(s->redis.writeback_rate, 2000);
 	assert_string_equal(s->lost_session.statuses, "404,400");
 	assert_int_equal(s->lost_session.n_status, 2);
 	assert_int_equal(s->lost_session.status[0], 404);
@@ -154,6 +155,9 @@ static void test_every_key(void **state)
 	         "    cache_ttl: 5s\n"
 	         "    timeout: 250ms\n"
 	         "    key_prefix: \"gw1:s:\"\n"
+	         "    writeback_rate: 50\n"
+	         "    sentinels: [\"10.0.0.2:26379\", \"[::1]:26380\"]\n"
+	         "    master_name: mymaster\n"
 	         "  lost_session:\n"
 	         "    statuses: 404, 400 ,410\n"
 	         "    body_contains: not found\n"
@@ -182,6 +186,10 @@ static void test_every_key(void **state)
 	assert_true(s->redis.cache_ttl == 5.0);
 	assert_true(s->redis.timeout == 0.25);
 	assert_string_equal(s->redis.key_prefix, "gw1:s:");
+	assert_int_equal(s->redis.writeback_rate, 50);
+	assert_int_equal(s->redis.n_sentinels, 2);
+	assert_string_equal(s->redis.sentinels[1], "[::1]:26380");
+	assert_string_equal(s->redis.master_name, "mymaster");
 	assert_int_equal(s->lost_session.n_status, 3);
 	assert_int_equal(s->lost_session.status[2], 410);
 	assert_string_equal(s->lost_session.body_contains, "not found");
@@ -261,6 +269,17 @@ static void test_errors(void **state)
 	expect_error(UP1 "sessions:\n  redis:\n    key_prefix: \"a b\"\n",
 	             "t.yaml:7:17: sessions.redis.key_prefix: must be visible "
 	             "ASCII without spaces");
+	expect_error(UP1 "sessions:\n  redis:\n    writeback_rate: 0\n",
+	             "t.yaml:7:21: sessions.redis.writeback_rate: out of range: "
+	             "must be between 1 and 1000000");
+	expect_error(UP1 "sessions:\n  redis:\n    sentinels: [\"127.0.0.1:1\"]\n",
+	             "t.yaml:7:16: sessions.redis.sentinels: needs master_name");
+	expect_error(UP1 "sessions:\n  redis:\n    master_name: m\n",
+	             "t.yaml:7:18: sessions.redis.master_name: needs sentinels");
+	expect_error(UP1 "sessions:\n  redis:\n    master_name: m\n"
+	             "    sentinels: [\"host:26379\"]\n",
+	             "t.yaml:8:17: sessions.redis.sentinels[0]: 'host:26379' "
+	             "must be IP:PORT (a numeric address)");
 	expect_error(UP1 "sessions:\n  stores: memory\n",
 	             "t.yaml:6:3: sessions.stores: unknown key");
 	expect_error(UP1 "routes:\n  - upstream: a\n    replay: never\n",

@@ -429,12 +429,60 @@ static void test_threads(void **state)
 	mgw_session_table_free(t);
 }
 
+/* each: every entry not idle, oldest use first, tombstones with a NULL
+ * record; stops when the callback says so. */
+struct seen {
+	char keys[8][4];
+	int tomb[8];
+	size_t n, stop_at;
+};
+
+static int see(const void *key, size_t keylen, struct mgw_session *r,
+               void *arg)
+{
+	struct seen *v = arg;
+
+	assert_true(keylen < 4);
+	memcpy(v->keys[v->n], key, keylen);
+	v->keys[v->n][keylen] = '\0';
+	v->tomb[v->n] = r == NULL;
+	v->n++;
+	return v->n == v->stop_at;
+}
+
+static void test_each(void **state)
+{
+	struct mgw_session_table *t = table(100, 1 << 20, 1);
+	struct seen v = {.stop_at = 0};
+
+	(void)state;
+	assert_int_equal(put_new(t, "a", 5, T0), 0);
+	assert_int_equal(put_new(t, "b", 5, T0 + 1), 0);
+	assert_int_equal(mgw_session_table_put(t, "c", 1, NULL, T0 + 2), 0);
+	assert_int_equal(has(t, "a", T0 + 3), 0);    /* a: now the newest */
+	assert_int_equal(mgw_session_table_each(t, T0 + 3, see, &v), 3);
+	assert_string_equal(v.keys[0], "b");
+	assert_string_equal(v.keys[1], "c");
+	assert_int_equal(v.tomb[1], 1);
+	assert_string_equal(v.keys[2], "a");
+	assert_int_equal(v.tomb[2], 0);
+	memset(&v, 0, sizeof(v));
+	v.stop_at = 1;
+	assert_int_equal(mgw_session_table_each(t, T0 + 3, see, &v), 1);
+	/* idle entries are skipped (b and c idle, a used at T0 + 3) */
+	memset(&v, 0, sizeof(v));
+	assert_int_equal(mgw_session_table_each(t, T0 + 2 + IDLE, see, &v), 1);
+	assert_string_equal(v.keys[0], "a");
+	mgw_session_table_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
 		cmocka_unit_test(test_replace_cas),
 		cmocka_unit_test(test_tombstone),
+		cmocka_unit_test(test_each),
 		cmocka_unit_test(test_idle_expiry_in_use_order),
 		cmocka_unit_test(test_count_limit_refuses),
 		cmocka_unit_test(test_byte_limit_and_accounting),
