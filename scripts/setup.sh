@@ -8,7 +8,7 @@ PKGS=(
 	libevent-dev libnghttp2-dev libhttp-parser-dev libssl-dev
 	libjansson-dev libyaml-dev libhiredis-dev libcmocka-dev
 	redis-server nghttp2-client curl openssl jq ca-certificates procps
-	iproute2 psmisc haproxy groff-base
+	iproute2 psmisc haproxy nginx groff-base
 	prometheus
 	chromium
 	debhelper dpkg-dev fakeroot yq

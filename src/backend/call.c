@@ -11,6 +11,7 @@
 #include "http/headers.h"
 #include "http/server.h"
 #include "mcp/era.h"
+#include "mcp/json.h"
 #include "util/time.h"
 
 static void call_free(struct mgw_be_call *c)
@@ -149,7 +150,8 @@ void mgw_be_call_start(struct mgw_be_call *c, int force_sse)
 		token = json_object_get(meta, "progressToken");
 		level = json_object_get(meta, "io.modelcontextprotocol/logLevel");
 	}
-	if (token && (json_is_string(token) || json_is_integer(token))) {
+	if (token && !mgw_json_wide_number(token, NULL, NULL) &&
+	    (json_is_string(token) || json_is_integer(token))) {
 		p = json_pack("{sOsisiss}", "progressToken", token, "progress", 0,
 		              "total", 1, "message", method);
 		mgw_be_call_notify(c, "notifications/progress", p);

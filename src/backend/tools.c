@@ -18,6 +18,7 @@
 #include "backend/state.h"
 #include "core/errors.h"
 #include "http/server.h"
+#include "mcp/json.h"
 
 struct tool {
 	const char *name;
@@ -228,7 +229,8 @@ static void on_tick(struct mgw_be_call *c)
 		level = json_object_get(meta, "io.modelcontextprotocol/logLevel");
 	}
 	snprintf(msg, sizeof(msg), "tick %u/%u sent_ms=%llu", k, count, now);
-	if (token && (json_is_string(token) || json_is_integer(token)))
+	if (token && !mgw_json_wide_number(token, NULL, NULL) &&
+	    (json_is_string(token) || json_is_integer(token)))
 		mgw_be_call_notify(c, "notifications/progress",
 		                   json_pack("{sOsisiss}", "progressToken", token,
 		                             "progress", (int)k, "total", (int)count,

@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/client_conn.h"
+#include "http/write_now.h"
 #include "net/tls_client.h"
 #include "util/time.h"
 
@@ -231,6 +232,15 @@ void mgw_cconn_mark_end(struct mgw_client_conn *c, struct mgw_client_req *r)
 		if (r->state == MGW_CRQ_ACTIVE && r->phase == MGW_PH_SEND)
 			mgw_creq_phase(r, MGW_PH_FIRST);
 	}
+}
+
+/* A request is complete in the output when it is sent: write it now
+ * (http/write_now.h).  on_out_changed runs as the output drains, as it
+ * would from the bufferevent's write; on_write does nothing for h1. */
+void mgw_cconn_write_now(struct mgw_client_conn *c)
+{
+	if (!c->tls && !c->h2)
+		(void)mgw_write_now(c->bev);
 }
 
 /* Fails a connection from a top-level callback. c is freed. */

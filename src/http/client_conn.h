@@ -56,6 +56,9 @@ void mgw_cconn_idle(struct mgw_client_conn *c);
 /* Output bytes were queued for r: remembers where its last byte is so
  * that "fully written" can be told later. */
 void mgw_cconn_mark_end(struct mgw_client_conn *c, struct mgw_client_req *r);
+/* Writes a plain-TCP HTTP/1.1 connection's output now rather than on its
+ * next writable event (http/write_now.h; TLS, HTTP/2: nothing done). */
+void mgw_cconn_write_now(struct mgw_client_conn *c);
 void mgw_cconn_logctx(const struct mgw_client_conn *c, int32_t stream,
                       struct mgw_log_ctx *ctx);
 

@@ -365,6 +365,7 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	}
 	if (evbuffer_get_length(bufferevent_get_input(c->bev)) > 0)
 		mgw_cconn_schedule(c); /* early bytes: parse them from the loop */
+	mgw_cconn_write_now(c);
 }
 
 /* Response complete: report it, then pool or close the connection. */

@@ -32,6 +32,10 @@ void mgw_conn_timer(struct mgw_http_conn *c, enum mgw_conn_timer kind,
                     double seconds);
 /* Stops reading when queued output reached the high watermark. */
 void mgw_conn_check_backpressure(struct mgw_http_conn *c);
+/* Writes a plain-TCP connection's output now (http/write_now.h) and, the
+ * output gone, does what on_write would have: reading blocked by the
+ * output resumes.  TLS and lingering connections: nothing. */
+void mgw_conn_write_now(struct mgw_http_conn *c);
 size_t mgw_conn_outlen(const struct mgw_http_conn *c);
 void mgw_conn_logctx(const struct mgw_http_conn *c, int32_t stream,
                      struct mgw_log_ctx *ctx);

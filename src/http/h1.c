@@ -523,6 +523,7 @@ static void h1_done(struct mgw_http_exchange *x, int close)
 	mgw_x_free(x);
 	if (close)
 		c->closing = 1;
+	mgw_conn_write_now(c); /* a whole answer: the socket takes it */
 	mgw_conn_check_backpressure(c);
 	mgw_conn_schedule(c);
 }

@@ -618,6 +618,15 @@ void mgw_h2_send(struct mgw_http_conn *c)
 	}
 	if (c->nstreams == 0 && c->timer_kind == MGW_T_NONE)
 		mgw_conn_timer(c, MGW_T_IDLE, c->srv->lim.idle_timeout);
+	/* Everything nghttp2 had to send is in the output and no stream
+	 * waits for it to drain (on_drain, which on_write would run): write
+	 * it now, without turning write interest on and off. */
+	if (nghttp2_session_want_write(c->ng))
+		return;
+	for (x = c->streams; x; x = x->next)
+		if (x->want_drain)
+			return;
+	mgw_conn_write_now(c);
 }
 
 void mgw_h2_goaway(struct mgw_http_conn *c, int terminate)

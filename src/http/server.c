@@ -36,6 +36,7 @@
 #include "http/connlim.h"
 #include "http/headers.h"
 #include "http/server.h"
+#include "http/write_now.h"
 #include "net/listener.h"
 #include "util/time.h"
 
@@ -231,6 +232,17 @@ void mgw_conn_check_backpressure(struct mgw_http_conn *c)
 	    mgw_conn_outlen(c) >= c->srv->lim.write_high_watermark) {
 		c->read_blocked = 1;
 		bufferevent_disable(c->bev, EV_READ);
+	}
+}
+
+void mgw_conn_write_now(struct mgw_http_conn *c)
+{
+	if (c->tls || c->lingering || c->freeing || !mgw_write_now(c->bev))
+		return;
+	if (c->read_blocked) {
+		c->read_blocked = 0;
+		if (!c->peer_eof)
+			bufferevent_enable(c->bev, EV_READ);
 	}
 }
 

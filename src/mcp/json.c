@@ -16,6 +16,7 @@ struct rd {
 	const unsigned char *s, *p, *end;
 	size_t depth, max_depth;
 	size_t values;          /* values built so far */
+	unsigned flags;         /* MGW_JSON_WIDE_NUMBERS */
 	struct mgw_json_error *err;
 };
 
@@ -164,6 +165,23 @@ static int unescape(struct rd *r, const unsigned char *a, const unsigned char *b
 	*out = (char *)o;
 	*len = (size_t)(w - o);
 	return 0;
+}
+
+/* A number no jansson value holds (see json.h): a string of the bytes
+ * 00 FF and the number's text. */
+static json_t *wide_number(struct rd *r, const unsigned char *a, size_t n)
+{
+	char *t = malloc(n + 2);
+	json_t *v;
+
+	if (!t)
+		return fail(r, MGW_JSON_NOMEM, "no memory");
+	t[0] = '\0';
+	t[1] = '\xFF';
+	memcpy(t + 2, a, n);
+	v = json_stringn_nocheck(t, n + 2);
+	free(t);
+	return v ? v : fail(r, MGW_JSON_NOMEM, "no memory");
 }
 
 /* Scans the string starting at the opening quote: checks it (UTF-8,
@@ -316,7 +334,11 @@ static json_t *number(struct rd *r)
 		long long v = strtoll(num, &endp, 10);
 
 		if (errno == ERANGE) {
-			j = fail(r, MGW_JSON_SYNTAX, "integer out of range");
+			if (r->flags & MGW_JSON_WIDE_NUMBERS) {
+				j = wide_number(r, start, n);
+				goto out;
+			}
+			j = fail(r, MGW_JSON_RANGE, "integer out of range");
 			goto out;
 		}
 		j = json_integer((json_int_t)v);
@@ -324,7 +346,11 @@ static json_t *number(struct rd *r)
 		double d = strtod(num, &endp);
 
 		if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL)) {
-			j = fail(r, MGW_JSON_SYNTAX, "real number overflow");
+			if (r->flags & MGW_JSON_WIDE_NUMBERS) {
+				j = wide_number(r, start, n);
+				goto out;
+			}
+			j = fail(r, MGW_JSON_RANGE, "real number overflow");
 			goto out;
 		}
 		j = json_real(d);
@@ -495,6 +521,28 @@ static json_t *value(struct rd *r)
 json_t *mgw_json_parse(const void *buf, size_t len, size_t max_depth,
                        struct mgw_json_error *err)
 {
+	return mgw_json_parse_flags(buf, len, max_depth, 0, err);
+}
+
+int mgw_json_wide_number(json_t *v, const char **text, size_t *len)
+{
+	const char *s;
+
+	if (!json_is_string(v) || json_string_length(v) < 3)
+		return 0;
+	s = json_string_value(v);
+	if (s[0] != '\0' || (unsigned char)s[1] != 0xFF)
+		return 0;
+	if (text)
+		*text = s + 2;
+	if (len)
+		*len = json_string_length(v) - 2;
+	return 1;
+}
+
+json_t *mgw_json_parse_flags(const void *buf, size_t len, size_t max_depth,
+                             unsigned flags, struct mgw_json_error *err)
+{
 	struct rd r;
 	json_t *v;
 
@@ -503,6 +551,7 @@ json_t *mgw_json_parse(const void *buf, size_t len, size_t max_depth,
 	r.end = r.s + len;
 	r.depth = 0;
 	r.values = 0;
+	r.flags = flags;
 	r.max_depth = max_depth ? max_depth : DEFAULT_MAX_DEPTH;
 	r.err = err;
 	v = value(&r);

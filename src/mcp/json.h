@@ -18,6 +18,18 @@
  * jansson refuses them), other numbers as doubles (overflow refused);
  * a member name twice in one object refused.
  *
+ * With MGW_JSON_WIDE_NUMBERS (the classifier's reading of request
+ * bodies: RFC 8259 puts no bound on a number's size or precision) those
+ * two range refusals go: an integer beyond json_int_t and a number
+ * beyond a double's range (1e400) are kept as their exact text, in a
+ * jansson string of the bytes 00 FF followed by the text.  No string of
+ * the document can look like that (the reader builds only valid UTF-8,
+ * where FF never occurs), mgw_json_wide_number tells them apart, and a
+ * C-string view of one stops at the NUL.  Underflow (1E-400) reads as
+ * the nearest double, as jansson reads it.  Such a value must not be
+ * dumped back as JSON (jansson refuses the FF byte): the JSON-RPC
+ * builders (jsonrpc.h) write an id of this kind as its text.
+ *
  * One exception bounds memory: a document may hold at most
  * MGW_JSON_MAX_VALUES values (scalars, arrays and objects, at any depth).
  * A value costs jansson far more than its text (an empty array "[]," is
@@ -37,6 +49,7 @@ enum mgw_json_err {
 	MGW_JSON_DUPLICATE,  /* a member name twice in one object */
 	MGW_JSON_DEPTH,      /* nested deeper than max_depth */
 	MGW_JSON_LIMIT,      /* more than MGW_JSON_MAX_VALUES values */
+	MGW_JSON_RANGE,      /* a number beyond json_int_t / a double (strict) */
 	MGW_JSON_NOMEM,
 };
 
@@ -52,5 +65,16 @@ struct mgw_json_error {
  * (0: 64).  Returns a new reference, or NULL with *err filled. */
 json_t *mgw_json_parse(const void *buf, size_t len, size_t max_depth,
                        struct mgw_json_error *err);
+
+/* Flags of mgw_json_parse_flags. */
+#define MGW_JSON_WIDE_NUMBERS 0x1u
+
+/* mgw_json_parse with flags (0: the same). */
+json_t *mgw_json_parse_flags(const void *buf, size_t len, size_t max_depth,
+                             unsigned flags, struct mgw_json_error *err);
+
+/* 1 when v is a number read under MGW_JSON_WIDE_NUMBERS that no jansson
+ * number holds; *text, *len (either may be NULL) its exact text. */
+int mgw_json_wide_number(json_t *v, const char **text, size_t *len);
 
 #endif

@@ -70,9 +70,22 @@ static const char *plain_string(json_t *v)
 	return s;
 }
 
+/* An integer of any size (RFC 8259 has no bound): one past json_int_t
+ * is a wide number (mcp/json.h) whose text has no fraction or
+ * exponent. */
+static int wide_integer(json_t *v)
+{
+	const char *t;
+	size_t n;
+
+	if (!mgw_json_wide_number(v, &t, &n))
+		return 0;
+	return !memchr(t, '.', n) && !memchr(t, 'e', n) && !memchr(t, 'E', n);
+}
+
 static int id_valid(json_t *id)
 {
-	if (json_is_integer(id))
+	if (json_is_integer(id) || wide_integer(id))
 		return 1;
 	return plain_string(id) != NULL;
 }
@@ -219,7 +232,8 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 		body = (const unsigned char *)body + 3;
 		len -= 3;
 	}
-	m->root = mgw_json_parse(body, len, max_depth, &jerr);
+	m->root = mgw_json_parse_flags(body, len, max_depth,
+	                               MGW_JSON_WIDE_NUMBERS, &jerr);
 	if (!m->root) {
 		switch (jerr.code) {
 		case MGW_JSON_NOMEM:
@@ -274,25 +288,63 @@ void mgw_jrpc_msg_deinit(struct mgw_jrpc_msg *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* Serializes o compactly and releases it.  NULL on no memory. */
-static char *dump_and_free(json_t *o, size_t *len)
+/* Serializes o compactly and releases it.  NULL on no memory.  With
+ * wide (an id that is a wide number, mcp/json.h) o has no id member and
+ * the answer gets "id":<its text> first: jansson cannot write it. */
+static char *dump_and_free(json_t *o, json_t *wide, size_t *len)
 {
-	char *s;
+	const char *t;
+	size_t n, sl;
+	char *s, *w;
 
 	if (!o)
 		return NULL;
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
+	if (s && wide && mgw_json_wide_number(wide, &t, &n)) {
+		/* s is "{...}" with at least the jsonrpc member */
+		sl = strlen(s);
+		w = malloc(sl + n + 7);
+		if (!w) {
+			free(s);
+			return NULL;
+		}
+		memcpy(w, "{\"id\":", 6);
+		memcpy(w + 6, t, n);
+		w[6 + n] = ',';
+		memcpy(w + 7 + n, s + 1, sl); /* with the NUL */
+		free(s);
+		s = w;
+	}
 	if (s && len)
 		*len = strlen(s);
 	return s;
 }
 
 /* The id member of an answer: a copy so the caller's document can be freed
- * independently; JSON null when there is none. */
+ * independently; JSON null when there is none; NULL (no member: the
+ * dump writes it) for a wide number. */
 static json_t *answer_id(json_t *id)
 {
+	if (mgw_json_wide_number(id, NULL, NULL))
+		return NULL;
 	return id ? json_deep_copy(id) : json_null();
+}
+
+/* {"jsonrpc":"2.0","id":id,key:v}, v stolen; the id left out (written by
+ * dump_and_free) when it is a wide number. */
+static json_t *envelope(json_t *id, const char *key, json_t *v)
+{
+	json_t *a = answer_id(id);
+
+	if (!a && mgw_json_wide_number(id, NULL, NULL))
+		return json_pack("{s:s,s:o}", "jsonrpc", "2.0", key, v);
+	return json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", a, key, v);
+}
+
+static json_t *wide_id(json_t *id)
+{
+	return mgw_json_wide_number(id, NULL, NULL) ? id : NULL;
 }
 
 char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
@@ -324,10 +376,9 @@ char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
 		goto fail;
 	}
 	data = NULL;
-	o = json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", answer_id(id),
-	              "error", err);
+	o = envelope(id, "error", err);
 	err = NULL;
-	return dump_and_free(o, len);
+	return dump_and_free(o, wide_id(id), len);
 fail:
 	json_decref(data);
 	json_decref(err);
@@ -340,9 +391,8 @@ char *mgw_jrpc_result_body(json_t *id, json_t *result, size_t *len)
 
 	if (!result)
 		return NULL;
-	o = json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", answer_id(id),
-	              "result", result);
-	return dump_and_free(o, len);
+	o = envelope(id, "result", result);
+	return dump_and_free(o, wide_id(id), len);
 }
 
 char *mgw_jrpc_notification_body(const char *method, json_t *params,
@@ -356,7 +406,7 @@ char *mgw_jrpc_notification_body(const char *method, json_t *params,
 		params = NULL;
 		goto fail;
 	}
-	return dump_and_free(o, len);
+	return dump_and_free(o, NULL, len);
 fail:
 	json_decref(params);
 	json_decref(o);

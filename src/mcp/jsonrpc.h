@@ -56,6 +56,9 @@ struct mgw_jrpc_msg {
  * error, an error response may have a null or missing id (m->id NULL);
  * an empty batch "[]" is INVALID; for INVALID messages m->id still names a
  * valid string/integer id when the body had one, so the error can echo it.
+ * Numbers of any size are read (MGW_JSON_WIDE_NUMBERS, mcp/json.h): an
+ * integer id beyond json_int_t is a wide number, which the builders
+ * below write back as its exact text.
  * m->name is filled for requests only; extracted strings never contain an
  * embedded NUL (such a method/name makes the message INVALID).  One
  * leading UTF-8 byte order mark (EF BB BF) is ignored, as RFC 8259 8.1

@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "http/headers.h"
 #include "mcp/era.h"
+#include "mcp/json.h"
 #include "mcp/sep2243.h"
 #include "util/base64.h"
 
@@ -460,7 +461,13 @@ static int value_matches(const char *hv, size_t hlen, json_t *val)
 	char buf[64];
 	int integral;
 	double d;
+	const char *wt;
+	size_t wn;
 
+	/* A number beyond json_int_t or a double (mcp/json.h): no value to
+	 * compare, so the header must carry the same text. */
+	if (mgw_json_wide_number(val, &wt, &wn))
+		return number_syntax(hv, hlen, &integral) && bytes_eq(hv, hlen, wt, wn);
 	if (json_is_string(val))
 		return bytes_eq(hv, hlen, json_string_value(val),
 		                json_string_length(val));

@@ -38,6 +38,24 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
 	mgw_http_server_shutdown(w->http, w->shutdown_timeout, on_shutdown_done, w);
 }
 
+/* A worker's loop.  epoll's changelist: interest changes are applied at
+ * the next epoll_wait, so the write interest a response turns on and
+ * off, and the read interest a body pause toggles, cost one epoll_ctl
+ * per net change instead of one per call (the fds are never dup()ed,
+ * the changelist's one caveat). */
+static struct event_base *worker_base(void)
+{
+	struct event_config *ec = event_config_new();
+	struct event_base *b;
+
+	if (!ec)
+		return NULL;
+	event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	b = event_base_new_with_config(ec);
+	event_config_free(ec);
+	return b;
+}
+
 struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
                                   const struct mgw_routes *routes,
                                   struct mgw_upstreams *ups, unsigned n_workers,
@@ -51,7 +69,7 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	w->index = index;
 	w->exited_ev = exited_ev;
 	w->shutdown_timeout = cfg->shutdown_timeout;
-	w->base = event_base_new();
+	w->base = worker_base();
 	if (!w->base)
 		goto nomem;
 	w->stop_ev = event_new(w->base, -1, 0, on_stop, w);

@@ -6,7 +6,14 @@
  * refuses: with spaces there it must read what jansson read); a duplicate
  * member name is the reason for both or for neither; what both accept
  * they build into equal values (json_equal: same types, same integers,
- * same doubles, same strings byte for byte, same members). */
+ * same doubles, same strings byte for byte, same members).
+ *
+ * Then the reading of request bodies, MGW_JSON_WIDE_NUMBERS, against the
+ * strict one on the same bytes: where the strict one accepts, the wide
+ * one builds the equal value; where it refuses for any reason but a
+ * number's range, the wide one refuses with the same reason at the same
+ * byte (it reads everything before the first such number alike); where
+ * it refuses a number's range, the wide one reads past that number. */
 #include "autoconf.h"
 
 #include <stdint.h>
@@ -31,6 +38,26 @@ static int skipped_nul(const uint8_t *d, size_t n, const struct mgw_json_error *
 		return 0;
 	prev = d[e->position - 1];
 	return (prev >= '0' && prev <= '9') || prev == 'e' || prev == 'l';
+}
+
+static void wide_vs_strict(const uint8_t *data, size_t size)
+{
+	struct mgw_json_error se, we;
+	json_t *s, *w;
+
+	s = mgw_json_parse(data, size, 64, &se);
+	w = mgw_json_parse_flags(data, size, 64, MGW_JSON_WIDE_NUMBERS, &we);
+	if (s) {
+		if (!w || !json_equal(s, w))
+			abort();
+	} else if (se.code != MGW_JSON_RANGE) {
+		if (w || we.code != se.code || we.position != se.position)
+			abort();
+	} else if (!w && we.position <= se.position) {
+		abort();
+	}
+	json_decref(s);
+	json_decref(w);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -76,5 +103,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	json_decref(a);
 	json_decref(b);
+	wide_vs_strict(data, size);
 	return 0;
 }

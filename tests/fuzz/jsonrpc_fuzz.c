@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mcp/json.h"
 #include "mcp/jsonrpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -73,7 +74,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* What we emit must itself classify as a response. */
 		if (mgw_jrpc_classify(body, len, 0, &again) == 0) {
+			const char *t1, *t2;
+			size_t n1, n2;
+
 			if (again.kind != MGW_JRPC_RESPONSE)
+				abort();
+			/* an id beyond 64 bits comes back as its exact text */
+			if (mgw_json_wide_number(m.id, &t1, &n1) &&
+			    (!mgw_json_wide_number(again.id, &t2, &n2) ||
+			     n1 != n2 || memcmp(t1, t2, n1) != 0))
 				abort();
 			mgw_jrpc_msg_deinit(&again);
 		}

@@ -202,8 +202,8 @@ legacy "$G_URL" 8 tools/list '{}'
 assert_code "default statuses: a 400 Session not found is a lost session (404 after the bounded replays)" 404
 assert_cmp "default statuses: it was replayed" "$(fcount "$F400" .inits)" '>=' "$((I0 + 2))"
 
-# An initialize the gateway cannot read (a duplicate member, a number out
-# of range) that the replica would accept (JSON.parse takes both): sent
+# An initialize the gateway cannot read (a duplicate member, nesting past
+# mcp.max_json_depth) that the replica would accept (JSON.parse takes both): sent
 # on, it would open a session of the replica's the gateway does not know
 # (every later request of it a 404).  Refused instead, never forwarded.
 start_fake forget
@@ -212,7 +212,7 @@ sf_config "$T_DIR/lax.yaml" stateful "$LAX"
 start_serve -c "$T_DIR/lax.yaml"
 for bad in \
 	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"capabilities":{"x":1},"clientInfo":{"name":"dup","version":"1"}}}' \
-	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"n":18446744073709551616},"clientInfo":{"name":"big","version":"1"}}}'; do
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"n":'"$(printf '[%.0s' $(seq 1 70))$(printf ']%.0s' $(seq 1 70))"'},"clientInfo":{"name":"deep","version":"1"}}}'; do
 	post "$G_URL" "$bad" -H "MCP-Protocol-Version: $LEGACY_VERSION"
 	assert_code "an unreadable sessionless initialize is refused" 400
 	assert_jq "its error is the reader's (-32600 / -32700)" '.error.code == -32600 or .error.code == -32700'

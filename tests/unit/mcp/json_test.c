@@ -100,9 +100,10 @@ static void test_refused(void **state)
 	REFUSED("+1", MGW_JSON_SYNTAX);
 	REFUSED("tru", MGW_JSON_SYNTAX);
 	REFUSED("nulls", MGW_JSON_SYNTAX);
-	REFUSED("9223372036854775808", MGW_JSON_SYNTAX);  /* past int64 */
-	REFUSED("-9223372036854775809", MGW_JSON_SYNTAX);
-	REFUSED("1e400", MGW_JSON_SYNTAX);                /* real overflow */
+	/* without MGW_JSON_WIDE_NUMBERS, as jansson (test_wide_numbers) */
+	REFUSED("9223372036854775808", MGW_JSON_RANGE);   /* past int64 */
+	REFUSED("-9223372036854775809", MGW_JSON_RANGE);
+	REFUSED("1e400", MGW_JSON_RANGE);                 /* real overflow */
 	REFUSED("\"a", MGW_JSON_SYNTAX);
 	REFUSED("\"a\x01\"", MGW_JSON_SYNTAX);            /* control byte */
 	REFUSED("\"a\x00\"", MGW_JSON_SYNTAX);            /* raw NUL */
@@ -125,6 +126,94 @@ static void test_refused(void **state)
 	REFUSED("{\"a\":1,\"a\":2}", MGW_JSON_DUPLICATE);
 	REFUSED("{\"a\":1,\"\\u0061\":2}", MGW_JSON_DUPLICATE); /* same name */
 	REFUSED("{\"x\":{\"b\":1,\"b\":1}}", MGW_JSON_DUPLICATE);
+}
+
+/* MGW_JSON_WIDE_NUMBERS: every RFC 8259 number is read.  Those a
+ * jansson number holds are the values jansson builds; the others keep
+ * their exact text; a bad number is still refused. */
+static void test_wide_numbers(void **state)
+{
+	static const struct {
+		const char *text;
+		int kind; /* 'i' integer, 'r' real, 'w' wide */
+		double real;
+	} rows[] = {
+		{"9223372036854775807", 'i', 0},
+		{"-9223372036854775808", 'i', 0},
+		{"9223372036854775808", 'w', 0},
+		{"-9223372036854775809", 'w', 0},
+		{"12345678901234567890123", 'w', 0},
+		{"-0", 'i', 0},
+		{"-0.0", 'r', -0.0},
+		{"1e400", 'w', 0},
+		{"-1E+400", 'w', 0},
+		{"1E-400", 'r', 0.0},
+		{"2.5e-320", 'r', 2.5e-320},
+		{"1e308", 'r', 1e308},
+		{"0.1000000000000000000000000000000000000000000000000000000000000"
+		 "00000000000000000000000000000000000000000000000000000000000000"
+		 "00000000000000000000000000000000000000000000000000000000000000"
+		 "00000000000000000000000000000000000000000000000000000000000000"
+		 "0000000000000000000000000000000000000000000000000001", 'r', 0.1},
+	};
+	struct mgw_json_error e;
+	char doc[512];
+	const char *t;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		json_t *v, *x, *strict;
+
+		snprintf(doc, sizeof(doc), "{\"a\":[%s]}", rows[i].text);
+		v = mgw_json_parse_flags(doc, strlen(doc), 0, MGW_JSON_WIDE_NUMBERS,
+		                         &e);
+		if (!v)
+			fail_msg("refused %s: %s", rows[i].text, e.text);
+		x = json_array_get(json_object_get(v, "a"), 0);
+		strict = mgw_json_parse(doc, strlen(doc), 0, &e);
+		switch (rows[i].kind) {
+		case 'i':
+			assert_true(json_is_integer(x));
+			assert_false(mgw_json_wide_number(x, NULL, NULL));
+			assert_true(json_equal(v, strict));
+			break;
+		case 'r':
+			assert_true(json_is_real(x));
+			assert_true(json_real_value(x) == rows[i].real);
+			assert_true(json_equal(v, strict));
+			break;
+		default:
+			assert_true(mgw_json_wide_number(x, &t, &n));
+			assert_int_equal(n, strlen(rows[i].text));
+			assert_memory_equal(t, rows[i].text, n);
+			/* a C-string view sees nothing of it */
+			assert_int_equal(strlen(json_string_value(x)), 0);
+			assert_null(strict);
+			assert_int_equal(e.code, MGW_JSON_RANGE);
+			break;
+		}
+		json_decref(strict);
+		json_decref(v);
+	}
+	/* a string is never a wide number, even one holding U+0000 first */
+	{
+		json_t *v = mgw_json_parse_flags("\"\\u00001\"", 9, 0,
+		                                 MGW_JSON_WIDE_NUMBERS, &e);
+
+		assert_non_null(v);
+		assert_false(mgw_json_wide_number(v, NULL, NULL));
+		json_decref(v);
+	}
+	/* syntax is still checked, whatever the size */
+	for (size_t i = 0; i < 5; i++) {
+		static const char *bad[] = {"012345678901234567890123", "1e", "-",
+		                            "1.e400", "99999999999999999999999x"};
+
+		assert_null(mgw_json_parse_flags(bad[i], strlen(bad[i]), 0,
+		                                 MGW_JSON_WIDE_NUMBERS, &e));
+		assert_int_equal(e.code, MGW_JSON_SYNTAX);
+	}
 }
 
 static void test_depth(void **state)
@@ -205,6 +294,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_wide_numbers),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_value_limit),
 	};

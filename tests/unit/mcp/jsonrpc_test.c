@@ -431,6 +431,76 @@ static void test_error_body(void **state)
 	free(s);
 }
 
+/* Numbers of any size (RFC 8259) are valid anywhere; an integer id
+ * beyond 64 bits is a request id, and answers echo its exact text. */
+static void test_wide_numbers(void **state)
+{
+	static const char *bodies[] = {
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+		"\"params\":{\"name\":\"echo\",\"_meta\":{\"big\":"
+		"12345678901234567890123,\"io.modelcontextprotocol/"
+		"protocolVersion\":\"2026-07-28\"}}}",
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+		"\"params\":{\"name\":\"echo\",\"arguments\":{\"a\":1e400,"
+		"\"b\":-0,\"c\":1E-400,\"d\":-99999999999999999999999999}}}",
+	};
+	static const char big[] = "{\"jsonrpc\":\"2.0\","
+	        "\"id\":123456789012345678901234567890,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"echo\"}}";
+	struct mgw_jrpc_msg m, a;
+	const char *t;
+	size_t n, len;
+	char *s;
+
+	(void)state;
+	for (size_t i = 0; i < 2; i++) {
+		m = classify(bodies[i]);
+		assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+		assert_string_equal(m.name, "echo");
+		mgw_jrpc_msg_deinit(&m);
+	}
+	m = classify(bodies[0]);
+	assert_string_equal(m.meta_protocol_version, "2026-07-28");
+	mgw_jrpc_msg_deinit(&m);
+
+	m = classify(big);
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_true(mgw_json_wide_number(m.id, &t, &n));
+	assert_int_equal(n, 30);
+	s = mgw_jrpc_error_body(m.id, MGW_JRPC_INVALID_PARAMS, "bad", NULL, &len);
+	assert_non_null(s);
+	assert_int_equal(len, strlen(s));
+	assert_non_null(strstr(s, "\"id\":123456789012345678901234567890,"));
+	/* the answer is itself a valid response naming the same id */
+	assert_int_equal(mgw_jrpc_classify(s, len, 0, &a), 0);
+	assert_int_equal(a.kind, MGW_JRPC_RESPONSE);
+	assert_true(mgw_json_wide_number(a.id, &t, &n));
+	assert_memory_equal(t, "123456789012345678901234567890", n);
+	mgw_jrpc_msg_deinit(&a);
+	free(s);
+	s = mgw_jrpc_result_body(m.id, json_object(), &len);
+	assert_non_null(s);
+	assert_string_equal(s, "{\"id\":123456789012345678901234567890,"
+	                       "\"jsonrpc\":\"2.0\",\"result\":{}}");
+	free(s);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* an id of a fraction or exponent stays refused, as 1.5 is; an
+	 * INVALID message keeps a wide integer id to echo */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1e400,\"method\":\"x\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"x\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+	m = classify("{\"jsonrpc\":\"1.0\",\"id\":-99999999999999999999,"
+	             "\"method\":\"x\"}");
+	assert_int_equal(m.kind, MGW_JRPC_INVALID);
+	assert_true(mgw_json_wide_number(m.id, &t, &n));
+	mgw_jrpc_msg_deinit(&m);
+	/* a string id holding U+0000 and digits is no number */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":\"\\u00001\",\"method\":\"x\"}",
+	               MGW_JRPC_INVALID_REQUEST, "id must be");
+}
+
 static void test_result_and_notification_body(void **state)
 {
 	json_t *id = json_string("r1");
@@ -482,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_error_body),
 		cmocka_unit_test(test_result_and_notification_body),
+		cmocka_unit_test(test_wide_numbers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -514,6 +514,15 @@ static void test_param_headers(void **state)
 	expect_ok(&f);
 	done(&f);
 
+	/* a number beyond a 64-bit integer or a double (mcp/json.h): the
+	 * header carries the same text */
+	load(&f, CALL("{\"count\":123456789012345678901234567890}"));
+	modern_headers(&f, "tools/call", "execute_sql");
+	hdr(&f, "Mcp-Param-Count", "123456789012345678901234567890");
+	run(&f, many, 1);
+	expect_ok(&f);
+	done(&f);
+
 	/* exponent form of an integer compares numerically too */
 	load(&f, CALL("{\"count\":42}"));
 	modern_headers(&f, "tools/call", "execute_sql");
@@ -555,6 +564,13 @@ static void test_param_scalar_mismatches(void **state)
 	param_mismatch("{\"count\":42}", "Mcp-Param-Count", "", "Mcp-Param-Count");
 	param_mismatch("{\"count\":9007199254740993}", "Mcp-Param-Count",
 	               "9007199254740992.0", "Mcp-Param-Count");
+	/* no value to compare for a wide number: another text is another
+	 * number, even one a double cannot tell from it */
+	param_mismatch("{\"count\":123456789012345678901234567890}", "Mcp-Param-Count",
+	               "123456789012345678901234567891", "Mcp-Param-Count");
+	param_mismatch("{\"count\":123456789012345678901234567890}", "Mcp-Param-Count",
+	               "1.2345678901234568e29", "Mcp-Param-Count");
+	param_mismatch("{\"count\":1e400}", "Mcp-Param-Count", "1e401", "Mcp-Param-Count");
 	param_mismatch("{\"flag\":true}", "Mcp-Param-Flag", "True", "Mcp-Param-Flag");
 	param_mismatch("{\"flag\":true}", "Mcp-Param-Flag", "1", "Mcp-Param-Flag");
 	param_mismatch("{\"text\":\"a\"}", "Mcp-Param-Text", "A", "Mcp-Param-Text");

@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# bench/proxy-cost.sh - the cost of one proxied request, side by side in
+# one run: HAProxy (nbthread 1, http-reuse always), nginx (proxy_pass to
+# a keepalive upstream, one worker) and mcpgw serve (stateless, one
+# worker, SEP-2243 validation on: its default).
+#
+#   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS]
+#                       [-s STRACE_REQUESTS] [-o OUTDIR]
+#
+# The upstream is canned: a second HAProxy (nbthread 1) answering every
+# request with `http-request return` (a fixed 200 JSON-RPC result, no
+# body parsing, keep-alive), so that the upstream costs the same small
+# amount for all three and is not what saturates; `mcpgw backend` would
+# parse and build JSON for every call and be the bottleneck.
+#
+# Per proxy and client protocol (h1: HTTP/1.1 keep-alive; h2c: prior
+# knowledge; tls: HTTP/2 over TLS with ALPN — each proxy talks HTTP/1.1
+# keep-alive to the upstream), C connections, h2load -n N:
+#   req/s      at saturation (h2load's "finished in" figure)
+#   CPU us/req the proxy's own CPU time (/proc/PID/task/*/schedstat, ns,
+#              all threads; nginx: its worker) over the run / requests
+#   p50, p99   from h2load --log-file (2xx only)
+#   sys/req    system calls per request of the proxy, from `strace -c`
+#              attached to every thread on a separate pass of S requests
+#              (strace slows the proxy; the count, not the time, is kept)
+# Three rounds (K) go round the proxies in turn after a warm-up, each cell
+# is the median, and the ratio to HAProxy is given for CPU and req/s.
+# Everything shares the machine's cores: read the ratios.  Output: a
+# README.md table and the raw runs under OUTDIR (default
+# bench/results/proxy-cost-<UTC date>/).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+N=40000 C=32 K=3 S=4000 OUT=
+while getopts n:c:k:s:o: o; do
+	case $o in
+	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;;
+	o) OUT=$OPTARG ;; *) exit 2 ;;
+	esac
+done
+MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
+[ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
+for t in h2load haproxy nginx strace openssl curl node; do
+	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
+done
+. "$top/bench/lib.sh"
+OUT=${OUT:-$top/bench/results/proxy-cost-$(date -u +%Y%m%d-%H%M%S)}
+mkdir -p "$OUT"
+
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+	-keyout "$work/key.pem" -out "$work/cert.pem" -days 2 -subj /CN=localhost \
+	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" >/dev/null 2>&1
+cat "$work/cert.pem" "$work/key.pem" >"$work/both.pem"
+
+RESULT='{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}'
+# --- the canned upstream ------------------------------------------------------------
+up=$(free_port)
+cat >"$work/upstream.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    timeout client 30s
+    timeout http-keep-alive 30s
+frontend canned
+    bind 127.0.0.1:$up
+    http-request return status 200 content-type application/json string '$RESULT'
+EOF
+haproxy -db -f "$work/upstream.cfg" >"$work/upstream.out" 2>&1 &
+pids+=($!)
+wait_port "$up" || { echo "canned upstream did not listen" >&2; exit 1; }
+
+# --- HAProxy under test ---------------------------------------------------------------
+hp=$(free_port) hp2=$(free_port) hps=$(free_port)
+cat >"$work/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 30s
+    timeout server 30s
+    timeout http-keep-alive 30s
+    option http-keep-alive
+    http-reuse always
+frontend fe
+    bind 127.0.0.1:$hp
+    bind 127.0.0.1:$hp2 proto h2
+    bind 127.0.0.1:$hps ssl crt $work/both.pem alpn h2,http/1.1
+    default_backend up
+backend up
+    server u 127.0.0.1:$up
+EOF
+haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.out" 2>&1 &
+hpid=$!
+pids+=($hpid)
+wait_port "$hp" || { echo "haproxy did not listen" >&2; exit 1; }
+
+# --- nginx under test -------------------------------------------------------------------
+ng=$(free_port) ng2=$(free_port) ngs=$(free_port)
+mkdir -p "$work/nginx"
+cat >"$work/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+error_log $work/nginx/error.log warn;
+pid $work/nginx/nginx.pid;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    client_body_temp_path $work/nginx/body;
+    proxy_temp_path $work/nginx/proxy;
+    fastcgi_temp_path $work/nginx/fcgi;
+    uwsgi_temp_path $work/nginx/uwsgi;
+    scgi_temp_path $work/nginx/scgi;
+    keepalive_requests 1000000;
+    upstream up { server 127.0.0.1:$up; keepalive 64; keepalive_requests 1000000; }
+    server {
+        listen 127.0.0.1:$ng;
+        listen 127.0.0.1:$ng2 http2;
+        listen 127.0.0.1:$ngs ssl http2;
+        ssl_certificate $work/cert.pem;
+        ssl_certificate_key $work/key.pem;
+        http2_max_requests 1000000;
+        location / {
+            proxy_pass http://up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+nginx -c "$work/nginx.conf" -p "$work/nginx" >"$work/nginx.out" 2>&1 &
+pids+=($!)
+wait_port "$ng" || { echo "nginx did not listen: $(cat "$work/nginx/error.log")" >&2; exit 1; }
+ngpid=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | head -n 1)
+
+# --- mcpgw serve under test ---------------------------------------------------------------
+cat >"$work/serve.yaml" <<EOF
+mode: stateless
+workers: 1
+log:
+  level: warn
+listeners:
+  - address: 127.0.0.1:0
+  - address: 127.0.0.1:0
+    tls:
+      cert: $work/cert.pem
+      key: $work/key.pem
+upstreams:
+  - name: up
+    servers:
+      - url: http://127.0.0.1:$up
+    health:
+      type: tcp
+      interval: 10s
+EOF
+"$MCPGW" serve -c "$work/serve.yaml" >"$work/serve.out" 2>"$work/serve.err" &
+mpid=$!
+pids+=($mpid)
+gw=$(first_line "$work/serve.out")
+gws=$(sed -n 2p "$work/serve.out" | sed 's/^listening on //; s/[[:space:]].*//')
+
+# --- the request --------------------------------------------------------------------------
+printf '%s' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' >"$work/body.json"
+HDRS=(-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'
+	-H 'MCP-Protocol-Version: 2026-07-28' -H 'Mcp-Method: tools/call' -H 'Mcp-Name: echo')
+
+url() { # PROXY PROTO
+	case $1-$2 in
+	haproxy-h1) echo "http://127.0.0.1:$hp/mcp" ;;
+	haproxy-h2c) echo "http://127.0.0.1:$hp2/mcp" ;;
+	haproxy-tls) echo "https://127.0.0.1:$hps/mcp" ;;
+	nginx-h1) echo "http://127.0.0.1:$ng/mcp" ;;
+	nginx-h2c) echo "http://127.0.0.1:$ng2/mcp" ;;
+	nginx-tls) echo "https://127.0.0.1:$ngs/mcp" ;;
+	mcpgw-h1 | mcpgw-h2c) echo "http://$gw/mcp" ;;
+	mcpgw-tls) echo "https://$gws/mcp" ;;
+	esac
+}
+pid_of() { case $1 in haproxy) echo "$hpid" ;; nginx) echo "$ngpid" ;; mcpgw) echo "$mpid" ;; esac; }
+PROXIES=${PROXIES:-haproxy nginx mcpgw}
+PROTOS=${PROTOS:-h1 h2c tls}
+
+for p in $PROXIES; do
+	for pr in $PROTOS; do
+		o=$(curl -sSk --max-time 5 "${HDRS[@]}" --data-binary "@$work/body.json" \
+			$([ "$pr" = h2c ] && echo --http2-prior-knowledge) "$(url "$p" "$pr")") || true
+		case $o in *'"text":"hello"'*) ;; *) echo "sanity check failed: $p $pr: $o" >&2; exit 1 ;; esac
+	done
+done
+
+# cpu_ns PID: CPU time of every thread of PID so far, in ns
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# one PROXY PROTO [N]: one h2load run; prints "rps ok p50_ms p99_ms cpu_us_per_req"
+one() {
+	local p=$1 pr=$2 n=${3:-$N} args c0 c1
+	args=(-n "$n" -c "$C" -d "$work/body.json" "${HDRS[@]}" --log-file "$work/h2load.log")
+	[ "$pr" = h1 ] && args+=(--h1)
+	: >"$work/h2load.log"
+	c0=$(cpu_ns "$(pid_of "$p")")
+	h2load "${args[@]}" "$(url "$p" "$pr")" >"$work/h2load.out" 2>&1 || true
+	c1=$(cpu_ns "$(pid_of "$p")")
+	local rps ok pct
+	rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$work/h2load.out")
+	ok=$(awk '/^status codes:/ { print $3 }' "$work/h2load.out")
+	pct=$(awk -F'\t' '$2 >= 200 && $2 < 300 { print $3 }' "$work/h2load.log" | sort -n |
+		awk '{ v[NR] = $1 } END {
+			if (NR == 0) { print "- -"; exit }
+			i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
+			i99 = int(NR * 0.99 + 0.999999); if (i99 > NR) i99 = NR
+			printf "%.2f %.2f\n", v[i50] / 1000, v[i99] / 1000 }')
+	echo "${rps:-0} ${ok:-0} $pct $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')"
+}
+
+# syscalls PROXY PROTO: system calls per request under strace -c (every
+# thread), over S requests; prints "calls_per_req top_calls"
+syscalls() {
+	local p=$1 pr=$2 pid tids=() t sp args
+	pid=$(pid_of "$p")
+	for t in /proc/"$pid"/task/*; do tids+=(-p "${t##*/}"); done
+	strace -c -f -o "$work/strace-$p-$pr.txt" "${tids[@]}" 2>/dev/null &
+	sp=$!
+	sleep 0.5
+	args=(-n "$S" -c "$C" -d "$work/body.json" "${HDRS[@]}")
+	[ "$pr" = h1 ] && args+=(--h1)
+	h2load "${args[@]}" "$(url "$p" "$pr")" >/dev/null 2>&1 || true
+	kill -INT "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	cp "$work/strace-$p-$pr.txt" "$OUT/strace-$p-$pr.txt"
+	local tot top
+	tot=$(awk '$NF == "total" { print $4 }' "$work/strace-$p-$pr.txt")
+	top=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" { print $4, $NF }' "$work/strace-$p-$pr.txt" |
+		sort -rn | head -n 5 | awk -v n="$S" '{ printf "%s%s %.1f", (NR > 1 ? ", " : ""), $2, $1 / n }')
+	awk -v t="${tot:-0}" -v n="$S" -v top="$top" 'BEGIN { printf "%.1f %s\n", t / n, top }'
+}
+
+median() { # FILE COLUMN: the median of column COLUMN (1-based)
+	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+for pr in $PROTOS; do
+	for p in $PROXIES; do
+		one "$p" "$pr" $((N / 10 > 200 ? N / 10 : 200)) >/dev/null # warm-up
+		: >"$OUT/runs-$p-$pr"
+	done
+	for k in $(seq 1 "$K"); do
+		for p in $PROXIES; do one "$p" "$pr" >>"$OUT/runs-$p-$pr"; done
+	done
+	for p in $PROXIES; do syscalls "$p" "$pr" >"$OUT/sys-$p-$pr"; done
+done
+
+{
+	echo "# proxy cost per request — $(date -u +%F), $(nproc) cores, loopback"
+	echo
+	echo "$(haproxy -v | head -n 1 | awk '{print $1, $3}') nbthread 1 http-reuse always;"
+	echo "$(nginx -v 2>&1 | sed 's/.*: //') 1 worker, proxy_pass to an upstream with keepalive 64;"
+	echo "mcpgw $("$MCPGW" version | head -n 1 | awk '{print $2}') serve, mode stateless, 1 worker, SEP-2243 validation on."
+	echo "Upstream: a canned HAProxy (\`http-request return\`, HTTP/1.1 keep-alive) for all."
+	echo "$(h2load --version | head -n 1 | awk '{print $1, $2}') -n $N -c $C (h1: --h1); a modern tools/call with its SEP-2243 headers."
+	echo "Median of $K rounds after a warm-up; CPU from /proc/PID/task/*/schedstat;"
+	echo "system calls from strace -c on a separate pass of $S requests."
+	echo "Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo
+	echo "| client → upstream | proxy | req/s | CPU µs/req | syscalls/req | p50 ms | p99 ms | req/s vs HAProxy | CPU vs HAProxy |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	for pr in $PROTOS; do
+		hr=0 hc=0
+		if [ -s "$OUT/runs-haproxy-$pr" ]; then
+			hr=$(median "$OUT/runs-haproxy-$pr" 1) hc=$(median "$OUT/runs-haproxy-$pr" 5)
+		fi
+		for p in $PROXIES; do
+			f=$OUT/runs-$p-$pr
+			r=$(median "$f" 1) c=$(median "$f" 5)
+			printf '| %s → h1 | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$pr" "$p" \
+				"$(printf '%.0f' "$r")" "$c" "$(awk '{print $1}' "$OUT/sys-$p-$pr")" \
+				"$(median "$f" 3)" "$(median "$f" 4)" \
+				"$(awk -v a="$r" -v b="$hr" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')" \
+				"$(awk -v a="$c" -v b="$hc" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')"
+		done
+	done
+	echo
+	echo "System calls per request, the five most frequent (strace -c):"
+	echo
+	for pr in $PROTOS; do
+		for p in $PROXIES; do
+			echo "- $pr $p: $(cut -d' ' -f2- "$OUT/sys-$p-$pr")"
+		done
+	done
+	echo
+	echo "Rerun: \`MCPGW=_build/normal/mcpgw bench/proxy-cost.sh -n $N -c $C -k $K\`"
+} | tee "$OUT/README.md"
+echo "written: $OUT/README.md" >&2

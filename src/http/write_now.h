@@ -1,0 +1,24 @@
+/* write_now.h - writing a plain-TCP bufferevent's output at once.
+ *
+ * A bufferevent writes on the writable event after data is added: write
+ * interest goes on (epoll_ctl), the loop turns, writev, interest goes
+ * off (epoll_ctl).  A whole answer or request is almost always taken by
+ * the socket at once, so mgw_write_now writes it where it was queued and
+ * then leaves the bufferevent as its own write would have left it: write
+ * still enabled, the write event not pending.  On a loop with epoll's
+ * changelist (proxy/worker.c) the event's add, still pending, and its
+ * delete cancel out: no epoll_ctl at all, and no loop turn of latency.
+ * What the socket does not take, or an error, is left to the bufferevent
+ * (its event stays pending: it writes the rest, or meets the error again
+ * and reports it as usual).  The bufferevent's own write callback is not
+ * called for what is written here: callers run what it would have. */
+#ifndef MGW_HTTP_WRITE_NOW_H
+#define MGW_HTTP_WRITE_NOW_H
+
+#include <event2/bufferevent.h>
+
+/* bev must be a socket bufferevent (not TLS).  Returns 1 when the output
+ * is empty afterwards. */
+int mgw_write_now(struct bufferevent *bev);
+
+#endif
