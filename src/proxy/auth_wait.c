@@ -130,8 +130,8 @@ struct mgw_principal *mgw_auth_wait_cached(struct mgw_auth_wait *w,
 {
 	struct cached *c = slot(w, token, n);
 
-	if (!c->p || c->n != n || c->until <= now ||
-	    c->ver != mgw_keyring_version(w->k) ||
+	mgw_auth_wait_keys(w);          /* w->ver: the current set's */
+	if (!c->p || c->n != n || c->until <= now || c->ver != w->ver ||
 	    memcmp(c->tok, token, n) != 0)
 		return NULL;
 	return mgw_principal_ref(c->p);

@@ -13,7 +13,8 @@
 #   route with auth: false needs no token, one with its own
 #   required_scopes asks for those;
 # - a token with a kid the keys lack makes the gateway fetch the JWKS
-#   again (a key added at the issuer is found), at most once per
+#   again (a key added at the issuer is found, a retired key no longer
+#   verifies even a token verified before), at most once per
 #   jwks_min_interval; with the issuer down the last good keys still
 #   verify, also across a SIGHUP reload, which reads the JWKS file again;
 # - static tokens (kept as digests);
@@ -170,6 +171,7 @@ for a in r1:RS256 p1:PS256 e1:ES256 d1:EdDSA; do
 	T=$(tok "${a%%:*}" "${a##*:}" "${a%%:*}")
 	post "$GW" "$INIT" -H "Authorization: Bearer $T"
 	assert_code "${a##*:} token (kid ${a%%:*}): passes" 200
+	[ "${a%%:*}" = p1 ] && T_P1=$T   # verified, so cached: see the refetch
 done
 T=$(tok r1 RS256 "")
 post "$GW" "$INIT" -H "Authorization: Bearer $T"
@@ -247,7 +249,8 @@ post "$GW" "$INIT" -H "Authorization: Bearer ${STATIC_TOKEN}x"
 assert_code "a static token with one byte more: 401" 401
 
 # ---- an unknown kid: the JWKS is fetched again ------------------------------
-iss jwks "$K/p1.pem:p1:PS256" "$K/e1.pem:e1:ES256" "$K/d1.pem:d1:EdDSA" \
+# the issuer adds "late" and retires p1
+iss jwks "$K/e1.pem:e1:ES256" "$K/d1.pem:d1:EdDSA" \
 	"$K/late.pem:late:RS256" >"$T_DIR/www/jwks.json.new" &&
 	mv "$T_DIR/www/jwks.json.new" "$T_DIR/www/jwks.json"
 metric() { curl -sS --max-time 5 "$BASE/metrics" | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -259,6 +262,8 @@ poll_until 10 sh -c "curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST
 assert_eq "a key added at the issuer is found by a refetch" 0 $?
 F1=$(metric 'mcpgw_jwks_fetches_total{result="ok"}')
 assert_cmp "the refetch is counted" "$F1" ">" "$F0"
+post "$GW" "$INIT" -H "Authorization: Bearer $T_P1"
+assert_code "a token verified (and cached) before, whose key the issuer retired: 401" 401
 # bounded: a burst of unknown kids makes at most a couple of fetches
 F0=$F1
 S0=$(date +%s)
