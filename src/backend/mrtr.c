@@ -338,8 +338,9 @@ static int open_state(struct mgw_be_call *c, const char *rs, json_t **state)
 			refuse(c, MGW_MRTR_E_INVALID, "malformed", "requestState malformed");
 			return -1;
 		}
-		/* Taken out: a memory state is consumed by its first use. */
-		st = mgw_strmap_del(m->states, rs + 4);
+		/* Consumed only once its checks pass (consume_state), so a
+		 * refused presentation does not destroy the dialogue. */
+		st = mgw_strmap_get(m->states, rs + 4);
 		if (!st) {
 			refuse(c, MGW_MRTR_E_UNKNOWN, "unknown",
 			       "requestState unknown to this server (not held by this "
@@ -347,12 +348,12 @@ static int open_state(struct mgw_be_call *c, const char *rs, json_t **state)
 			return -1;
 		}
 		if (st->exp < mgw_wall_s()) {
+			mgw_strmap_del(m->states, rs + 4);
 			drop_state(NULL, st, NULL);
 			refuse(c, MGW_MRTR_E_EXPIRED, "expired", "requestState expired");
 			return -1;
 		}
 		*state = json_loads(st->json, 0, NULL);
-		drop_state(NULL, st, NULL);
 		if (!*state) {
 			mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR, "Out of memory", NULL);
 			return -1;
@@ -465,6 +466,18 @@ static int take_answer(struct mgw_be_call *c, json_t *state, json_t *resp,
 	return 1;
 }
 
+/* A memory state that passed its checks is used up. */
+static void consume_state(struct mgw_backend *be, const char *rs)
+{
+	struct mem_state *st;
+
+	if (be->conf.request_state != MGW_RS_MEMORY)
+		return;
+	st = mgw_strmap_del(be->mrtr->states, rs + 4);
+	if (st)
+		drop_state(NULL, st, NULL);
+}
+
 void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 {
 	struct mgw_backend *be = c->be;
@@ -525,6 +538,7 @@ void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 		json_decref(state);
 		return;
 	}
+	consume_state(be, json_string_value(rs));
 	if (!json_is_object(json_object_get(state, "answers")))
 		json_object_set_new(state, "answers", json_object());
 	k = (int)json_integer_value(json_object_get(state, "round"));

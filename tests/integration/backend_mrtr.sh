@@ -13,7 +13,7 @@
 
 require_tools curl jq node openssl
 require_mcpgw
-watchdog 90
+watchdog 240
 
 ID=0
 # book URL ARGS_JSON [REQUEST_STATE [INPUT_RESPONSES_JSON]] [-- curl options]:
@@ -101,9 +101,12 @@ assert_eq "memory: date, note, confirm" " date note_1 confirm" "$KEYS_SEEN"
 assert_eq "memory: 4 calls" 4 "$CALLS"
 assert_match "memory: a booking id" '^bk-[0-9a-f]{16}$' "$BOOKING"
 
-# A memory state is consumed by its use: presenting it again is unknown.
+# A memory state is consumed by its use: presenting it again is unknown;
+# a refused presentation (other arguments) does not consume it.
 book "$MA" '{"rounds":3}'
 RS1=$RSTATE
+book "$MA" '{"rounds":4}' "$RS1" "$(answer date)"
+assert_eq "memory: state with other arguments refused" "-32044 other_request" "$ECODE $EREASON"
 book "$MA" '{"rounds":3}' "$RS1" "$(answer date)"
 assert_eq "memory: continued" input_required "$RT"
 book "$MA" '{"rounds":3}' "$RS1" "$(answer date)"
