@@ -19,6 +19,7 @@ struct mgw_http_exchange;
 struct mgw_strmap;
 struct mgw_be_store;
 struct mgw_be_record;
+struct mgw_mrtr;
 
 /* The era a request is served in (decided per request in dual mode). */
 enum mgw_be_era { MGW_BE_LEGACY = 1, MGW_BE_MODERN = 2 };
@@ -51,6 +52,11 @@ struct mgw_be_stats {
 	uint64_t cancelled;              /* calls whose client went away */
 	uint64_t sse_streams_total;      /* GET + listen streams ever opened */
 	uint64_t notifications_pushed;   /* messages written on long streams */
+	uint64_t mrtr_states_issued;     /* requestStates handed out */
+	uint64_t mrtr_state_bytes_total; /* their lengths, summed */
+	uint64_t mrtr_state_bytes_max;
+	uint64_t mrtr_completed;         /* dialogues that ended in a booking */
+	uint64_t mrtr_refusals;          /* requestStates refused */
 	struct mgw_be_method_count methods[MGW_BE_METHOD_SLOTS];
 	size_t n_methods;
 	uint64_t other_methods;
@@ -132,6 +138,7 @@ struct mgw_backend {
 	uint64_t start_ms;
 	int stopping;
 	struct mgw_be_record *record;   /* --record N; NULL when off */
+	struct mgw_mrtr *mrtr;          /* MRTR request states (mrtr.c) */
 };
 
 #endif

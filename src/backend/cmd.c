@@ -12,6 +12,7 @@
 
 #include "backend/backend.h"
 #include "backend/record.h"
+#include "backend/mrtr.h"
 #include "backend/state.h"
 #include "core/commands.h"
 #include "conf/config.h"
@@ -73,6 +74,20 @@ static void usage(FILE *out)
 "  --handle-ttl DURATION\n"
 "        Lifetime of hmac and redis handles, and idle lifetime of memory\n"
 "        handles.  Default: 1h.\n"
+"  --request-state memory|sealed\n"
+"        Where the book tool's multi round-trip dialogues (MRTR) keep their\n"
+"        requestState.  memory: an entry in this replica, consumed by its use\n"
+"        (another replica answers the JSON-RPC error -32040).  sealed: \n"
+"        'rs1.' base64url(expiry, state) '.' HMAC-SHA256 with the --key-file\n"
+"        keys, so any replica with the same keys continues.  Default: memory.\n"
+"  --request-state-ttl DURATION\n"
+"        Lifetime of a requestState (1s to 24h).  Default: 10m.\n"
+"  --request-state-bind-principal\n"
+"        Bind each requestState to a digest of the request's Authorization\n"
+"        field: presented with another one it is refused (-32045).\n"
+"  --single-use\n"
+"        Sealed: remember each requestState presented here until it expires,\n"
+"        refusing a second presentation (-32046).  Per replica.\n"
 "  --sse always|never\n"
 "        always: answer every request as an SSE stream (a progress or log\n"
 "        notification, then the response).  never: answer application/json.\n"
@@ -119,6 +134,8 @@ static void usage(FILE *out)
 "(id, era, state, sessions, sessions_created, sessions_expired,\n"
 "sessions_deleted, initialize_count, requests, requests_by_method,\n"
 "lost_session_rejections, handle_losses, sse_streams_open, uptime_s,\n"
+"mrtr_states_issued, mrtr_state_bytes_total, mrtr_state_bytes_max,\n"
+"mrtr_completed, mrtr_refusals,\n"
 "connections, ...); GET /whoami answers the replica id.\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
@@ -129,7 +146,8 @@ static void usage(FILE *out)
 enum {
 	OPT_ERA = 256, OPT_STATE, OPT_REDIS, OPT_KEY_FILE, OPT_SSE, OPT_DELAY,
 	OPT_ID, OPT_LOST, OPT_PATH, OPT_IDLE, OPT_KEEPALIVE, OPT_MAX_SESSIONS,
-	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD,
+	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD, OPT_RS, OPT_RS_TTL,
+	OPT_RS_BIND, OPT_SINGLE_USE,
 };
 
 static const struct option long_opts[] = {
@@ -149,6 +167,10 @@ static const struct option long_opts[] = {
 	{"handle-ttl", required_argument, NULL, OPT_HANDLE_TTL},
 	{"shutdown-timeout", required_argument, NULL, OPT_SHUTDOWN},
 	{"record", required_argument, NULL, OPT_RECORD},
+	{"request-state", required_argument, NULL, OPT_RS},
+	{"request-state-ttl", required_argument, NULL, OPT_RS_TTL},
+	{"request-state-bind-principal", no_argument, NULL, OPT_RS_BIND},
+	{"single-use", no_argument, NULL, OPT_SINGLE_USE},
 	{NULL, 0, NULL, 0},
 };
 
@@ -158,7 +180,8 @@ struct flags {
 	struct mgw_cli_server srv;  /* -c, -h, --listen, TLS, --log-level */
 	const char *era, *state, *redis, *key_file, *sse, *delay, *id, *lost;
 	const char *path, *idle, *keepalive, *max_sessions;
-	const char *handle_ttl, *shutdown, *record;
+	const char *handle_ttl, *shutdown, *record, *rs, *rs_ttl;
+	int rs_bind, single_use;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -185,6 +208,10 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_HANDLE_TTL: f->handle_ttl = v; break;
 	case OPT_SHUTDOWN: f->shutdown = v; break;
 	case OPT_RECORD: f->record = v; break;
+	case OPT_RS: f->rs = v; break;
+	case OPT_RS_TTL: f->rs_ttl = v; break;
+	case OPT_RS_BIND: f->rs_bind = 1; break;
+	case OPT_SINGLE_USE: f->single_use = 1; break;
 	default: return MGW_EINVAL;
 	}
 	return 0;
@@ -295,6 +322,23 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 	                                         &b->handle_ttl, 1.0,
 	                                         366 * 86400.0)) != 0)
 		return rc;
+	if (f->rs) {
+		if (strcmp(f->rs, "memory") == 0)
+			b->request_state = MGW_RS_MEMORY;
+		else if (strcmp(f->rs, "sealed") == 0)
+			b->request_state = MGW_RS_SEALED;
+		else
+			return usage_error("invalid --request-state '%s' (memory or sealed)",
+			                   f->rs);
+	}
+	if (f->rs_ttl && (rc = duration_flag("--request-state-ttl", f->rs_ttl,
+	                                     &b->request_state_ttl, 1.0,
+	                                     86400.0)) != 0)
+		return rc;
+	if (f->rs_bind)
+		b->request_state_bind_principal = 1;
+	if (f->single_use)
+		b->single_use = 1;
 	if (f->shutdown && (rc = duration_flag("--shutdown-timeout", f->shutdown,
 	                                       &be->shutdown_timeout, 0.0,
 	                                       3600.0)) != 0)
@@ -448,6 +492,15 @@ static int setup(struct mgw_backend *be, const struct mgw_config *cfg)
 		be->store = make_store(be, &rc);
 		if (!be->store)
 			return rc;
+		{
+			char err[512] = "";
+			if (mgw_mrtr_init(be, err, sizeof(err)) != 0) {
+				fprintf(stderr, "mcpgw backend: --request-state %s: %s\n",
+				        be->conf.request_state == MGW_RS_SEALED ? "sealed"
+				                                                : "memory", err);
+				return MGW_EXIT_USAGE;
+			}
+		}
 	}
 	be->http = mgw_http_server_new(be->base, &cfg->limits, mgw_be_on_request,
 	                               be);
@@ -483,8 +536,12 @@ int mgw_backend_main(int argc, char **argv)
 	rc = start_listeners(&be, ls, n_ls);
 	if (rc)
 		goto out;
-	mgw_info(NULL, "mcpgw backend %s: era %s, state %s, path %s, sse %s", be.conf.id,
+	mgw_info(NULL, "mcpgw backend %s: era %s, state %s, request-state %s%s%s, "
+	         "path %s, sse %s", be.conf.id,
 	         mgw_be_era_name(be.conf.era), mgw_be_state_name(be.conf.state),
+	         be.conf.request_state == MGW_RS_SEALED ? "sealed" : "memory",
+	         be.conf.request_state_bind_principal ? " bound to principal" : "",
+	         be.conf.single_use ? " single-use" : "",
 	         be.conf.path, be.conf.sse == MGW_SSE_ALWAYS ? "always" : "never");
 	event_base_dispatch(be.base);
 	mgw_info(NULL, "mcpgw backend %s: stopped", be.conf.id);
@@ -498,6 +555,7 @@ out:
 	be.http = NULL;
 	mgw_be_store_free(be.store);
 	be.store = NULL;
+	mgw_mrtr_deinit(&be);
 	mgw_be_sessions_deinit(&be);
 	mgw_be_record_free(be.record);
 	if (be.base)

@@ -21,6 +21,9 @@ static const struct mgw_cfg_enum states[] = {
 static const struct mgw_cfg_enum sse_modes[] = {
 	{"never", MGW_SSE_NEVER}, {"always", MGW_SSE_ALWAYS}, {NULL, 0},
 };
+static const struct mgw_cfg_enum rs_modes[] = {
+	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED}, {NULL, 0},
+};
 /* Widely used servers answer 400 for a lost session, the spec says 404. */
 static const struct mgw_cfg_enum lost_statuses[] = {
 	{"404", 404}, {"400", 400}, {NULL, 0},
@@ -55,6 +58,14 @@ static const struct mgw_cfg_field backend_fields[] = {
 	 B(keepalive_interval), .dmin = 0.01, .dmax = 3600, .def = "15s"},
 	{.key = "handle_ttl", .type = MGW_CFG_DURATION, B(handle_ttl),
 	 .dmin = 0.01, .dmax = 366 * 86400, .def = "1h"},
+	{.key = "request_state", .type = MGW_CFG_ENUM, B(request_state),
+	 .enums = rs_modes, .def = "memory"},
+	{.key = "request_state_ttl", .type = MGW_CFG_DURATION,
+	 B(request_state_ttl), .dmin = 1, .dmax = 86400, .def = "10m"},
+	{.key = "request_state_bind_principal", .type = MGW_CFG_BOOL,
+	 B(request_state_bind_principal), .def = "false"},
+	{.key = "request_state_single_use", .type = MGW_CFG_BOOL, B(single_use),
+	 .def = "false"},
 	{.key = "path", .type = MGW_CFG_STRING, B(path), .def = "/mcp",
 	 .check = mgw_cfg_check_path},
 };

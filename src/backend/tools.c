@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "backend/backend.h"
+#include "backend/mrtr.h"
 #include "backend/state.h"
 #include "core/errors.h"
 #include "http/server.h"
@@ -394,6 +395,19 @@ static void run_counter_increment(struct mgw_be_call *c,
 	                             on_incremented, c);
 }
 
+/* ---- book (MRTR, mrtr.c) ------------------------------------------------ */
+
+static void run_book(struct mgw_be_call *c, struct mgw_be_session *sess,
+                     json_t *args)
+{
+	if (sess || c->era != MGW_BE_MODERN || !c->be->mrtr) {
+		tool_result(c, 1, "book needs the modern era (multi round-trip "
+		            "requests, 2026-07-28)", NULL);
+		return;
+	}
+	mgw_mrtr_run_book(c, args);
+}
+
 /* ---- notify, list_changed ------------------------------------------------- */
 
 static void run_notify(struct mgw_be_call *c, struct mgw_be_session *sess,
@@ -508,6 +522,18 @@ static const struct tool tools[] = {
 	 "{\"type\":\"object\",\"properties\":{\"handle\":{\"type\":\"string\"}},"
 	 "\"required\":[\"handle\"],\"additionalProperties\":false}",
 	 0, 0, run_counter_increment},
+	{"book", "Book",
+	 "A multi round-trip tools/call (modern era): answers resultType "
+	 "input_required with an elicitation (first a date, then a note per "
+	 "middle round, last a confirmation) and a requestState, rounds times; "
+	 "the retry with inputResponses and the echoed requestState after the "
+	 "last round returns a booking id. requestState follows "
+	 "--request-state (memory: this replica only; sealed: signed, "
+	 "expiring, any replica with the key file).",
+	 "{\"type\":\"object\",\"properties\":{\"rounds\":{\"type\":\"integer\","
+	 "\"minimum\":2,\"maximum\":10},\"item\":{\"type\":\"string\"}},"
+	 "\"required\":[\"rounds\"],\"additionalProperties\":false}",
+	 0, 0, run_book},
 	{"notify", "Notify",
 	 "Sends text as a notifications/message: on the session's GET stream "
 	 "(legacy) or on this request's response stream when the request sets "
