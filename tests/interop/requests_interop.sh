@@ -56,10 +56,14 @@ sum_is() { # WHAT FILTER
 all_answered() {
 	assert_eq "$1: client exit status" 0 "$RC"
 	sum_is "$1: all $CALLS tool calls completed with the client's answers" ".ok == $CALLS and .failed == 0"
+	# server-everything may also ask for roots on its own once a session
+	# is initialized (timing decides whether that lands before the client
+	# closes), so roots are at least one per session; every request it
+	# sent must have been answered and every answer accepted
 	sum_is "$1: the client served sampling, elicitation and roots requests" \
-		".served.sampling == $((SESSIONS * ROUNDS)) and .served.elicitation == $((SESSIONS * ROUNDS)) and .served.roots == $SESSIONS"
+		".served.sampling == $((SESSIONS * ROUNDS)) and .served.elicitation == $((SESSIONS * ROUNDS)) and .served.roots >= $SESSIONS"
 	sum_is "$1: every JSON-RPC response POST was accepted (202)" \
-		".responsesPosted == $((SESSIONS * (2 * ROUNDS + 1))) and (.responseStatuses | all(. == 202))"
+		".responsesPosted == (.served.sampling + .served.elicitation + .served.roots) and (.responseStatuses | all(. == 202))"
 	sum_is "$1: $SESSIONS distinct sessions" "(.sessionIds | unique | length) == $SESSIONS"
 }
 
