@@ -78,8 +78,7 @@ for v in "${VARIANTS[@]}"; do
 	[ "$ok" = "$N" ] || { echo "$v: $ok of $N requests succeeded" >&2; exit 1; }
 	kill -TERM "$gpid"
 	wait "$gpid" 2>/dev/null || true
-	IR[$v]=$(callgrind_annotate "$work/$v.cg" 2>/dev/null |
-		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+	IR[$v]=$(callgrind_total "$work/$v.cg")
 	[ -n "${IR[$v]}" ] || { echo "$v: no callgrind total" >&2; exit 1; }
 	lines=$(cat "$work/$v.log" 2>/dev/null | wc -l || true)
 	echo "callgrind $v: ${IR[$v]} instructions, access lines in the file: $lines" >&2

@@ -91,8 +91,7 @@ for v in "${VARIANTS[@]}"; do
 	[ "$ok" = "$N" ] || { echo "$v: $ok of $N requests answered 2xx" >&2; exit 1; }
 	kill -TERM "$gpid"
 	wait "$gpid" 2>/dev/null || true
-	IR[$v]=$(callgrind_annotate "$work/$v.cg" 2>/dev/null |
-		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+	IR[$v]=$(callgrind_total "$work/$v.cg")
 	[ -n "${IR[$v]}" ] || { echo "$v: no callgrind total" >&2; exit 1; }
 	callgrind_annotate --inclusive=no --threshold=100 "$work/$v.cg" 2>/dev/null | head -n 80 >"$OUT/callgrind-$v-top.txt" || true
 	echo "callgrind $v: ${IR[$v]} instructions" >&2

@@ -59,8 +59,7 @@ drive() {
 	[ "$ok" = "$N" ] || { echo "$name: $ok of $N requests succeeded" >&2; cat "$work/$name.h2load" >&2; exit 1; }
 	kill -TERM "$pid"
 	wait "$pid" 2>/dev/null || true
-	IR=$(callgrind_annotate "$work/$name.cg" 2>/dev/null |
-		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,)
+	IR=$(callgrind_total "$work/$name.cg")
 	[ -n "$IR" ] || { echo "$name: no callgrind total" >&2; exit 1; }
 }
 

@@ -42,3 +42,10 @@ free_port() {
 const s = require("net").createServer();
 s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => console.log(p)); });'
 }
+
+# callgrind_total FILE: the instructions a callgrind output file counted
+# (its PROGRAM TOTALS line, without separators); empty when none
+callgrind_total() {
+	callgrind_annotate "$1" 2>/dev/null |
+		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
+}

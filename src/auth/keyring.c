@@ -285,14 +285,8 @@ static void fetch_start(struct mgw_keyring *k)
 	}
 }
 
-static void on_timer(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	fetch_start(arg);
-}
-
-static void on_kick(evutil_socket_t fd, short what, void *arg)
+/* The refresh timer, or a worker's ask (both on the main loop). */
+static void on_fetch(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
@@ -336,8 +330,8 @@ static int fetcher_new(struct mgw_keyring *k, char *err, size_t errlen)
 		return MGW_EINVAL;
 	k->cl = mgw_client_new(k->base, NULL);
 	k->body = evbuffer_new();
-	k->timer = evtimer_new(k->base, on_timer, k);
-	k->kick = event_new(k->base, -1, 0, on_kick, k);
+	k->timer = evtimer_new(k->base, on_fetch, k);
+	k->kick = event_new(k->base, -1, 0, on_fetch, k);
 	if (!k->cl || !k->body || !k->timer || !k->kick) {
 		snprintf(err, errlen, "out of memory");
 		return MGW_ENOMEM;
