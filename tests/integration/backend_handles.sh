@@ -137,7 +137,7 @@ modern "$A" 3 tools/call '{"name":"echo","arguments":{"text":"still here"}}'
 assert_eq "redis down: stateless tools still work" "still here" "$(tool_text)"
 
 # Bring redis back on the same port: the replicas reconnect (bounded wait).
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$T_DIR" \
 	--daemonize no >"$T_DIR/redis2.out" 2>&1 &
 track_pid $!
 i=0

@@ -247,7 +247,7 @@ start_redis() {
 	for try in 1 2 3; do
 		port=$(free_port) || continue
 		redis-server --port "$port" --bind 127.0.0.1 --save '' \
-			--appendonly no --daemonize no --protected-mode yes \
+			--dir "$T_DIR" --appendonly no --daemonize no --protected-mode yes \
 			>"$T_DIR/redis.out" 2>"$T_DIR/redis.err" &
 		REDIS_PID=$!
 		track_pid "$REDIS_PID"

@@ -44,7 +44,7 @@ restart_redis() {
 	local i=0
 	kill_wait "$REDIS_PID" KILL 10 || die "redis-server did not die"
 	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' \
-		--appendonly no --daemonize no --protected-mode yes \
+		--dir "$T_DIR" --appendonly no --daemonize no --protected-mode yes \
 		>>"$T_DIR/redis.out" 2>>"$T_DIR/redis.err" &
 	REDIS_PID=$!
 	track_pid "$REDIS_PID"

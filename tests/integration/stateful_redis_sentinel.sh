@@ -19,7 +19,7 @@ redis_up() { [ "$(timeout 2 redis-cli -p "$1" ping 2>/dev/null)" = PONG ]; }
 start_redis_port() { # NAME PORT ARGS...: a redis-server (or sentinel)
 	local name=$1 port=$2 i=0
 	shift 2
-	redis-server "$@" >"$T_DIR/$name.out" 2>&1 &
+	redis-server "$@" --dir "$T_DIR" >"$T_DIR/$name.out" 2>&1 &
 	eval "PID_$name=$!"
 	track_pid "$!"
 	while [ $i -lt 100 ]; do
