@@ -69,6 +69,8 @@ wait_pid "$G1" 5
 	fail "g1: the stream is still open 5 s after $P died"
 
 # --- the reconnect is re-pinned ----------------------------------------------------------------------
+# the replicas record health probes (GET /healthz) and /stats reads too:
+# the GETs below are those of the MCP endpoint
 rec_clear "${ADDR[$Q]}"
 get_stream g2 -H "Last-Event-ID: ${OLD_ID:-0}"
 G2=$S_PID
@@ -76,7 +78,8 @@ wait_match "$T_DIR/g2.body" '^: ?keepalive' 5 && ok "g2: the reconnected stream 
 	fail "g2: no keep-alive on the reconnect: $(head -c 300 "$T_DIR/g2.body") $(cat "$T_DIR/g2.curlerr")"
 assert_eq "g2: re-pinned to $Q with one replay" "$((I0 + 1))" "$(bstat "${ADDR[$Q]}" .initialize_count)"
 assert_eq "g2: $Q holds the stream" 1 "$(bstat "${ADDR[$Q]}" .get_streams_open)"
-LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET")][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
+LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET" and (.target | startswith("/mcp")))][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
+assert_eq "g2: $Q saw the stream's GET" 1 "$(rec "${ADDR[$Q]}" | jq '[.requests[] | select(.method == "GET" and (.target | startswith("/mcp")))] | length')"
 assert_eq "g2: a Last-Event-ID from before the re-pin is not passed on" "" "$LEI"
 lwho "$GW"
 assert_eq "requests follow the stream's new pin" "$Q" "$WHO"
@@ -90,7 +93,7 @@ if [ -n "$NEW_ID" ]; then
 	get_stream g3 -H "Last-Event-ID: $NEW_ID"
 	G3=$S_PID
 	wait_match "$T_DIR/g3.body" '^: ?keepalive' 5 || fail "g3: no keep-alive"
-	LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET")][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
+	LEI=$(rec "${ADDR[$Q]}" | jq -r '[.requests[] | select(.method == "GET" and (.target | startswith("/mcp")))][0].headers[] | select(.[0] | ascii_downcase == "last-event-id") | .[1]' 2>/dev/null)
 	assert_ne "g3: a Last-Event-ID of the current pin is passed on" "" "$LEI"
 	kill -TERM "$G3" 2>/dev/null
 	wait_pid "$G3" 5
