@@ -4,7 +4,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
-#include <sys/uio.h>
+#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -17,43 +17,25 @@
  * bufferevent, taken from the first one hooked. */
 static _Atomic(event_callback_fn) lib_readcb;
 
-/* Reads once into reserved space.  Returns the bytes read, 0 at EOF, -1
- * with errno on error (EAGAIN included), -2 when no space could be
- * reserved. */
+/* Reads once into a buffer on the stack and appends what came: a small
+ * read then takes a small chain (one the allocator's per-thread cache
+ * serves), where reserving MGW_READ_FAST_MAX in the evbuffer would take
+ * a 16 KiB chain for every request; the copy of what was read costs
+ * less than that allocation.  Returns the bytes read, 0 at EOF, -1 with
+ * errno on error (EAGAIN included), -2 when the bytes could not be
+ * appended (no memory: they are lost, so the caller reports an error). */
 static ssize_t read_into(struct evbuffer *in, evutil_socket_t fd, size_t max)
 {
-	struct evbuffer_iovec v[2];
-	struct iovec iov[2];
-	ssize_t r;
-	int n, i;
-	size_t left;
+	unsigned char buf[MGW_READ_FAST_MAX];
+	ssize_t r = read(fd, buf, max < sizeof(buf) ? max : sizeof(buf));
+	int rc;
 
+	if (r <= 0)
+		return r;
 	evbuffer_unfreeze(in, 0);
-	n = evbuffer_reserve_space(in, (ev_ssize_t)max, v, 2);
-	if (n <= 0) {
-		evbuffer_freeze(in, 0);
-		return -2;
-	}
-	/* the extents may be larger than asked for: read no more than max */
-	left = max;
-	for (i = 0; i < n; i++) {
-		iov[i].iov_base = v[i].iov_base;
-		iov[i].iov_len = left < v[i].iov_len ? left : v[i].iov_len;
-		left -= iov[i].iov_len;
-	}
-	r = readv(fd, iov, n);
-	left = r > 0 ? (size_t)r : 0;
-	for (i = 0; i < n; i++) {
-		v[i].iov_len = left < iov[i].iov_len ? left : iov[i].iov_len;
-		left -= v[i].iov_len;
-	}
-	if (r > 0) {
-		int saved = errno;
-		(void)evbuffer_commit_space(in, v, v[1].iov_len && n > 1 ? 2 : 1);
-		errno = saved;
-	}
+	rc = evbuffer_add(in, buf, (size_t)r);
 	evbuffer_freeze(in, 0);
-	return r;
+	return rc == 0 ? r : -2;
 }
 
 static void on_readable(evutil_socket_t fd, short what, void *arg)
@@ -79,7 +61,9 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 	if (r > 0) {
 		bufferevent_trigger(bev, EV_READ, 0);
 	} else if (r == -2) {
-		atomic_load(&lib_readcb)(fd, what, arg);
+		bufferevent_disable(bev, EV_READ);
+		errno = ENOMEM;
+		bufferevent_trigger_event(bev, BEV_EVENT_READING | BEV_EVENT_ERROR, 0);
 	} else if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 		err = errno;
 		bufferevent_disable(bev, EV_READ);

@@ -4,9 +4,9 @@
  * the kernel how much is waiting (ioctl FIONREAD) and then reads at most
  * 4 KiB: two system calls for every small request or answer, and one
  * readv per 4 KiB of a larger body.  mgw_read_fast replaces the read
- * event's callback with one that reserves space in the input buffer and
- * reads into it at once (one readv of up to MGW_READ_FAST_MAX bytes),
- * then does what the bufferevent's own callback does after a read: the
+ * event's callback with one that reads at once (one read of up to
+ * MGW_READ_FAST_MAX bytes, onto the stack, appended to the input), then
+ * does what the bufferevent's own callback does after a read: the
  * owner's read callback runs when the input reaches the low watermark.
  * EOF and errors are reported the same way (the read is disabled and the
  * event callback gets BEV_EVENT_READING | EOF or ERROR, errno intact).
