@@ -26,6 +26,7 @@
 #define MAX_RUNS_PER_CELL 200
 #define MAX_TIMELINE_S 3600
 #define MAX_KILLS 16
+#define MAX_KILLS_SOAK 1440 /* a day's soak at one kill a minute */
 
 /* Chart geometry (SVG user units = CSS px at 100%). */
 #define CHART_W 900.0
@@ -649,12 +650,67 @@ static void path_line(FILE *f, const double *v, size_t n, double x0,
 		        y0 + h - fmin(v[t], top) / top * h);
 }
 
+/* How one kind of vertical marker looks. */
+struct marker_style {
+	const char *cls, *stroke, *dash;
+	const char *what;   /* the tooltip: "<what> at T s" */
+	const char *label;  /* written beside the first marker only */
+	double label_dy;    /* its offset below the top */
+};
+
+static const struct marker_style kill_marker = {
+	"kill", "#000", "6 3", "kill", "kill", 16,
+};
+static const struct marker_style ready_marker = {
+	"ready", "#1f5fbf", "2 3", "replacement healthy", "replacement ready",
+	30,
+};
+
+/* Vertical lines from y1 to y2 at times t[0..n) (x = x0 + t * xs), those
+ * after tmax left out; the label goes on the first one only, the rest
+ * have tooltips (one label per kill would be unreadable). */
+static void markers(FILE *f, const double *t, size_t n, double x0, double xs,
+                    double y1, double y2, double tmax,
+                    const struct marker_style *m)
+{
+	int labelled = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		double x = x0 + t[k] * xs;
+
+		if (!(t[k] >= 0) || t[k] > tmax)
+			continue;
+		fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" "
+		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+		        "stroke-width=\"1.5\" stroke-dasharray=\"%s\"><title>%s "
+		        "at %.2f s</title></line>\n", m->cls, x, y1, x, y2, m->stroke,
+		        m->dash, m->what, t[k]);
+		if (!labelled++)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s"
+			        "</text>\n", x + 3, y1 + m->label_dy, m->stroke,
+			        m->label);
+	}
+}
+
+/* x axis ticks under a plot (seconds from 0 to tmax) and its title. */
+static void x_axis(FILE *f, double x0, double w, double y, double tmax,
+                   double H)
+{
+	double st = nice_step(tmax);
+
+	for (double t = 0; t <= tmax + st / 2; t += st)
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
+		        "</text>\n", x0 + t / tmax * w, y, t);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds "
+	        "since the load run started</text>\n", x0 + w / 2, H - 6);
+}
+
 static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 {
 	const double x0 = 70, w = CHART_W - x0 - PLOT_RIGHT_PAD;
 	const double y_ok = 30, h_ok = 200, y_f = y_ok + h_ok + 30, h_f = 90;
 	const double H = y_f + h_f + 45;
-	double top_ok = 0, top_f = 0, xs = w / (double)s->n, st;
+	double top_ok = 0, top_f = 0, xs = w / (double)s->n;
 
 	for (size_t t = 0; t < s->n; t++) {
 		top_ok = fmax(top_ok, s->ok_max[t]);
@@ -673,13 +729,7 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 	fputs(": successes and failures per second</title>\n", f);
 	panel_axes(f, x0, y_ok, w, h_ok, top_ok, "successes/s");
 	panel_axes(f, x0, y_f, w, h_f, top_f, "failures/s");
-	/* x axis under the failures panel */
-	st = nice_step((double)s->n);
-	for (double t = 0; t <= (double)s->n + st / 2; t += st)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
-		        "</text>\n", x0 + t * xs, y_f + h_f + 16, t);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds "
-	        "since the load run started</text>\n", x0 + w / 2, H - 6);
+	x_axis(f, x0, w, y_f + h_f + 16, (double)s->n, H);
 	/* successes: min-max band, then the median line */
 	fputs("<path fill=\"#2e7d32\" fill-opacity=\"0.18\" stroke=\"none\" d=\"",
 	      f);
@@ -703,36 +753,11 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
 		        "failures/s</title></rect>\n", x0 + t * xs + xs * 0.1,
 		        y_f + h_f - bh, fmax(xs * 0.8, 1), bh, t, v);
 	}
-	/* kill and replacement-ready markers across both panels; the label
-	 * goes on the first of each kind only, the rest have tooltips */
-	for (size_t k = 0; k < s->n_kills; k++) {
-		double x = x0 + s->kills[k] * xs;
-
-		if (s->kills[k] > (double)s->n)
-			continue;
-		fprintf(f, "<line class=\"kill\" x1=\"%.1f\" y1=\"%.1f\" "
-		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" "
-		        "stroke-width=\"1.5\" stroke-dasharray=\"6 3\"><title>kill "
-		        "at %.2f s</title></line>\n", x, y_ok - 4, x, y_f + h_f,
-		        s->kills[k]);
-		if (k == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">kill</text>\n",
-			        x + 3, y_ok + 12);
-	}
-	for (size_t k = 0; k < s->n_readies; k++) {
-		double x = x0 + s->readies[k] * xs;
-
-		if (s->readies[k] > (double)s->n)
-			continue;
-		fprintf(f, "<line class=\"ready\" x1=\"%.1f\" y1=\"%.1f\" "
-		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1f5fbf\" "
-		        "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"><title>"
-		        "replacement healthy at %.2f s</title></line>\n", x,
-		        y_ok - 4, x, y_f + h_f, s->readies[k]);
-		if (k == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#1f5fbf\">"
-			        "replacement ready</text>\n", x + 3, y_ok + 26);
-	}
+	/* kill and replacement-ready markers across both panels */
+	markers(f, s->kills, s->n_kills, x0, xs, y_ok - 4, y_f + h_f,
+	        (double)s->n, &kill_marker);
+	markers(f, s->readies, s->n_readies, x0, xs, y_ok - 4, y_f + h_f,
+	        (double)s->n, &ready_marker);
 	fprintf(f, "<rect x=\"%.1f\" y=\"6\" width=\"12\" height=\"10\" "
 	        "fill=\"#2e7d32\"/><text x=\"%.1f\" y=\"15\">successes/s "
 	        "(median; band = min&#8211;max)</text>\n<rect x=\"%.1f\" y=\"6\" "
@@ -862,17 +887,188 @@ static int render(FILE *f, const json_t *report, const char *run_dir)
 	return 0;
 }
 
-int mgw_bench_report_html(const json_t *report, const char *run_dir,
-                          const char *out_path)
+/* ---- the soak page (mcpgw-bench soak's soak.json) ---- */
+
+/* One sampled figure over time: a polyline through (t_s, key) of every
+ * sample that has both, scaled by 1/div. */
+static void soak_line(FILE *f, const json_t *samples, const char *key,
+                      double div, double x0, double xs, double y0, double h,
+                      double top)
+{
+	const json_t *sm;
+	size_t i;
+	int first = 1;
+
+	fputs("<path fill=\"none\" stroke=\"#3b73b9\" stroke-width=\"2\" "
+	      "d=\"", f);
+	json_array_foreach(samples, i, sm) {
+		double t = field(sm, "t_s"), v = field(sm, key) / div;
+
+		if (isnan(t) || isnan(v))
+			continue;
+		fprintf(f, "%s%.1f %.1f", first ? "M" : "L", x0 + t * xs,
+		        y0 + h - fmin(v, top) / top * h);
+		first = 0;
+	}
+	fputs("\"/>\n", f);
+}
+
+static double soak_max(const json_t *samples, const char *key, double div)
+{
+	const json_t *sm;
+	double m = 0;
+	size_t i;
+
+	json_array_foreach(samples, i, sm) {
+		double v = field(sm, key) / div;
+
+		if (!isnan(v))
+			m = fmax(m, v);
+	}
+	return m;
+}
+
+/* RSS (MiB) and open descriptors of the gateway over the run, the kills
+ * and the end of the warm-up marked. */
+static void soak_chart(FILE *f, const json_t *doc)
+{
+	const json_t *samples = json_object_get(doc, "samples");
+	const json_t *at = json_object_get(json_object_get(doc, "kills"), "at_s");
+	const double x0 = 70, w = CHART_W - x0 - PLOT_RIGHT_PAD;
+	const double y_r = 30, h_r = 180, y_f = y_r + h_r + 30, h_f = 140;
+	const double H = y_f + h_f + 45;
+	double tmax = field(json_object_get(doc, "options"), "duration_s");
+	double kills[MAX_KILLS_SOAK], warm[1], top_r, top_f, xs;
+	size_t nk = 0, i;
+	const json_t *k;
+	static const struct marker_style warm_marker = {
+		"warmup", "#1f5fbf", "2 3", "end of the warm-up",
+		"start sample", 30,
+	};
+
+	if (!(tmax > 0))
+		tmax = soak_max(samples, "t_s", 1);
+	tmax = tmax > 0 ? tmax : 1;
+	xs = w / tmax;
+	json_array_foreach(at, i, k)
+		if (nk < MAX_KILLS_SOAK && !isnan(num(k)))
+			kills[nk++] = num(k);
+	warm[0] = field(json_object_get(doc, "rss_kib"), "start_t_s");
+	top_r = nice_max(soak_max(samples, "rss_kib", 1024.0) * 1.1);
+	top_f = nice_max(soak_max(samples, "fds", 1) * 1.1);
+	fprintf(f, "<figure><svg class=\"soak\" "
+	        "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+	        "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n"
+	        "<title>gateway RSS and open file descriptors over the soak"
+	        "</title>\n", CHART_W, H, CHART_W, H);
+	panel_axes(f, x0, y_r, w, h_r, top_r, "RSS MiB");
+	panel_axes(f, x0, y_f, w, h_f, top_f, "open fds");
+	x_axis(f, x0, w, y_f + h_f + 16, tmax, H);
+	soak_line(f, samples, "rss_kib", 1024.0, x0, xs, y_r, h_r, top_r);
+	soak_line(f, samples, "fds", 1, x0, xs, y_f, h_f, top_f);
+	markers(f, kills, nk, x0, xs, y_r - 4, y_f + h_f, tmax, &kill_marker);
+	markers(f, warm, isnan(warm[0]) ? 0 : 1, x0, xs, y_r - 4, y_f + h_f,
+	        tmax, &warm_marker);
+	fprintf(f, "</svg><figcaption>The gateway process sampled every %g s: "
+	        "RSS (VmRSS) above, open file descriptors below; dashed = a "
+	        "replica SIGKILLed, dotted = the start sample (end of the "
+	        "warm-up) growth is measured from.</figcaption></figure>\n",
+	        field(json_object_get(doc, "options"), "sample_every_s"));
+}
+
+static void soak_targets(FILE *f, const json_t *targets)
+{
+	const json_t *t;
+	size_t i;
+
+	fputs("<h2>Targets</h2>\n<table>\n<tr><th class=\"l\">target</th>"
+	      "<th>limit</th><th>value</th><th>verdict</th></tr>\n", f);
+	json_array_foreach(targets, i, t) {
+		double v = field(t, "value");
+
+		fputs("<tr><td class=\"l\">", f);
+		esc(f, str_field(t, "name") ? str_field(t, "name") : "?");
+		fprintf(f, "</td><td>%g</td>", field(t, "limit"));
+		if (isnan(v))
+			fputs("<td>not measured</td>", f);
+		else
+			fprintf(f, "<td>%g</td>", v);
+		fprintf(f, "<td>%s</td></tr>\n",
+		        json_is_true(json_object_get(t, "passed")) ? "pass"
+		                                                   : "<b>MISS</b>");
+	}
+	fputs("</table>\n", f);
+}
+
+static void soak_failures(FILE *f, const json_t *ff)
+{
+	const json_t *e;
+	size_t i;
+
+	if (json_array_size(ff) == 0)
+		return;
+	fputs("<h2>First failures</h2>\n<table>\n<tr><th>t s</th>"
+	      "<th class=\"l\">kind</th><th class=\"l\">call</th><th>status"
+	      "</th><th class=\"l\">detail</th></tr>\n", f);
+	json_array_foreach(ff, i, e) {
+		fprintf(f, "<tr><td>%.3f</td><td class=\"l\">", field(e, "t_s"));
+		esc_json(f, json_object_get(e, "kind"));
+		fputs("</td><td class=\"l\">", f);
+		esc_json(f, json_object_get(e, "call"));
+		fputs("</td><td>", f);
+		esc_json(f, json_object_get(e, "status"));
+		fputs("</td><td class=\"l\">", f);
+		esc_json(f, json_object_get(e, "detail"));
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static int render_soak(FILE *f, const json_t *doc, const char *unused)
+{
+	const json_t *ls = json_object_get(doc, "losses");
+
+	(void)unused;
+	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
+	        "<meta charset=\"utf-8\">\n<title>mcpgw-bench soak</title>\n"
+	        "<style>%s</style>\n</head>\n<body>\n"
+	        "<h1>mcpgw-bench soak</h1>\n<p>", CSS);
+	esc_json(f, json_object_get(doc, "cell"));
+	fprintf(f, ": <b>%s</b></p>\n", json_is_true(json_object_get(doc,
+	        "passed")) ? "every target met" : "a target was missed");
+	if (!json_is_true(json_object_get(doc, "valid"))) {
+		fputs("<p class=\"note\">The run is invalid: ", f);
+		esc_json(f, json_object_get(doc, "invalid_reason"));
+		fputs("</p>\n", f);
+	}
+	soak_chart(f, doc);
+	soak_targets(f, json_object_get(doc, "targets"));
+	kv_table(f, "RSS (KiB)", json_object_get(doc, "rss_kib"));
+	kv_table(f, "Open file descriptors", json_object_get(doc, "fds"));
+	kv_table(f, "Losses by reason", json_object_get(ls, "by_reason"));
+	kv_table(f, "Load", json_object_get(doc, "load"));
+	kv_table(f, "Kills", json_object_get(doc, "kills"));
+	kv_table(f, "Gateway counters", json_object_get(doc, "gateway"));
+	soak_failures(f, json_object_get(doc, "first_failures"));
+	kv_table(f, "Options", json_object_get(doc, "options"));
+	kv_table(f, "Machine", json_object_get(doc, "machine"));
+	kv_table(f, "Versions", json_object_get(doc, "versions"));
+	run_table(f, doc);
+	fputs("</body>\n</html>\n", f);
+	return 0;
+}
+
+/* Renders a page into out_path through out_path.tmp and rename(), so a
+ * reader never sees half a page. */
+static int write_page(int (*render_fn)(FILE *, const json_t *, const char *),
+                      const json_t *doc, const char *run_dir,
+                      const char *out_path)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
 	size_t len;
 	int rc;
 
-	if (!json_is_object(report) || !out_path ||
-	    !json_is_array(json_object_get(report, "scenes")))
-		return MGW_EINVAL;
 	len = strlen(out_path) + 5;
 	tmp = malloc(len);
 	if (!tmp)
@@ -883,7 +1079,7 @@ int mgw_bench_report_html(const json_t *report, const char *run_dir,
 		rc = MGW_EIO;
 		goto fail;
 	}
-	rc = render(f, report, run_dir);
+	rc = render_fn(f, doc, run_dir);
 	if (rc < 0)
 		goto fail;
 	if (ferror(f)) {
@@ -904,6 +1100,23 @@ fail:
 	remove(tmp);
 	free(tmp);
 	return rc;
+}
+
+int mgw_bench_report_html(const json_t *report, const char *run_dir,
+                          const char *out_path)
+{
+	if (!json_is_object(report) || !out_path ||
+	    !json_is_array(json_object_get(report, "scenes")))
+		return MGW_EINVAL;
+	return write_page(render, report, run_dir, out_path);
+}
+
+int mgw_bench_soak_html(const json_t *doc, const char *out_path)
+{
+	if (!json_is_object(doc) || !out_path ||
+	    !json_is_array(json_object_get(doc, "samples")))
+		return MGW_EINVAL;
+	return write_page(render_soak, doc, NULL, out_path);
 }
 
 int mgw_bench_html_main(int argc, char **argv)
