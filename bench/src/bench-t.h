@@ -14,6 +14,8 @@ enum mgw_bench_scene {
 	MGW_BENCH_GATEWAY_KILL,
 	MGW_BENCH_REDIS_OUTAGE,
 	MGW_BENCH_DEMO,          /* the README's short pod kill */
+	MGW_BENCH_SOAK,          /* `mcpgw-bench soak` (soak.c builds its cell;
+	                          * no scene list, not in "all") */
 	MGW_BENCH_SCENE_N,
 };
 
@@ -80,6 +82,19 @@ struct mgw_bench_cell {
 	double offered_rps;
 	double duration_s;
 	double kill_at_s;       /* victim != NONE */
+	/* the soak's (bench/src/soak.c; 0 in every scene's cells): */
+	double kill_every_s;    /* > 0: a replica killed every so many
+	                         * seconds, the replicas in turn, each
+	                         * replaced on its port (instead of one kill
+	                         * at kill_at_s) */
+	double sample_every_s;  /* > 0: the gateway's RSS and open fds and the
+	                         * load client's counts so far, sampled this
+	                         * often into the record's "samples" */
+	int learn_tools;        /* the gateway's group probes tools/list
+	                         * (tools_probe) and modern clients list
+	                         * tools too: over a run longer than the
+	                         * group's 10-minute memory of annotations,
+	                         * echo stays known safe to replay */
 };
 
 /* The options of one bench run, after defaults were applied per scene
@@ -103,6 +118,9 @@ struct mgw_bench_opts {
 	int service_ms;           /* replicas answer after this long (--delay-ms) */
 	int reconnect_after;      /* reuse cells: load --reconnect-after; 0 none */
 	int spread_users;         /* load --spread-users */
+	int users;                /* load --users N (a fixed population of
+	                           * virtual users, each with its own
+	                           * connection); 0: none */
 	int no_list_tools;        /* legacy clients skip tools/list */
 	int workers;              /* gateway worker threads */
 	double cooldown_max_s;    /* negative: per mode */

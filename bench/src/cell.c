@@ -132,6 +132,10 @@ struct rep {
 	int t0_from_load;       /* t0_ns read from its --clock-file */
 
 	json_t *kills;
+	double kill_planned_s;  /* the kill being made: its scheduled time */
+	json_t *samples;        /* sample_every_s > 0: the samples so far */
+	double next_sample_s;   /* due time of the next sample */
+	char progress_path[PATH_LEN]; /* the load client's --progress-file */
 	json_t *gw_stats;
 	json_int_t repins;
 	int have_repins;
@@ -380,6 +384,8 @@ static int write_gw_conf(struct rep *r, const char *path, int port)
 	        "    servers:\n");
 	for (int i = 0; i < c->replicas; i++)
 		fprintf(f, "      - url: http://127.0.0.1:%d\n", r->replica[i].port);
+	if (c->learn_tools)
+		fprintf(f, "    tools_probe: true\n");
 	fprintf(f, "    health:\n      method: GET\n      path: /healthz\n"
 	        "      interval: 500ms\n      timeout: 400ms\n      rise: 1\n"
 	        "      fall: 2\n");
@@ -686,6 +692,10 @@ static int start_load(struct rep *r, const char *json_path)
 	av_add(&a, "%s", mgw_bench_conn_name(c->conn));
 	if (r->o->spread_users)
 		av_add(&a, "--spread-users");
+	if (r->o->users > 0) {
+		av_add(&a, "--users");
+		av_add(&a, "%d", r->o->users);
+	}
 	if (c->conn == MGW_BENCH_CONN_REUSE && r->o->reconnect_after > 0) {
 		av_add(&a, "--reconnect-after");
 		av_add(&a, "%d", r->o->reconnect_after);
@@ -697,7 +707,8 @@ static int start_load(struct rep *r, const char *json_path)
 	/* Real legacy clients list tools after initializing; the gateway
 	 * learns from that list which in-flight calls it may replay after a
 	 * re-pin (readOnlyHint / idempotentHint). */
-	if (c->era == MGW_BENCH_LEGACY && !r->o->no_list_tools)
+	if ((c->era == MGW_BENCH_LEGACY || c->learn_tools) &&
+	    !r->o->no_list_tools)
 		av_add(&a, "--list-tools");
 	if (r->o->concurrency > 0) {
 		av_add(&a, "--concurrency");
@@ -718,6 +729,13 @@ static int start_load(struct rep *r, const char *json_path)
 	}
 	av_add(&a, "--clock-file");
 	av_add(&a, "%s", clock);
+	if (c->sample_every_s > 0) {
+		log_path(r, r->progress_path, sizeof(r->progress_path), "load",
+		         "progress");
+		unlink(r->progress_path);
+		av_add(&a, "--progress-file");
+		av_add(&a, "%s", r->progress_path);
+	}
 	r->load_cmd = av_join(&a);
 	log_path(r, out, sizeof(out), "load", "out");
 	log_path(r, err, sizeof(err), "load", "err");
@@ -806,6 +824,65 @@ static void sample_gateway(struct rep *r, struct mgw_bench_proc *p,
 	}
 }
 
+/* ---- samples (the soak) ------------------------------------------------ */
+
+/* One sample: the gateway's RSS and descriptors now, the load client's
+ * counts as its --progress-file last said them (written once a second,
+ * so up to a second old: its own t_s tells), and the kills done. */
+static void take_sample(struct rep *r, double due)
+{
+	struct mgw_bench_proc *gw = &r->gateway[0];
+	pid_t pid = mgw_bench_proc_running(gw) ? gw->pid : 0;
+	long long rss = pid ? mgw_bench_proc_rss_kib(pid) : -1;
+	long long fds = pid ? mgw_bench_proc_fd_count(pid) : -1;
+	json_t *load = json_load_file(r->progress_path, 0, NULL);
+
+	json_array_append_new(r->samples, json_pack("{s:o, s:o, s:o, s:o, s:o, "
+	                                             "s:I}",
+		"due_s", secs(due),
+		"t_s", secs(since_t0(r)),
+		"rss_kib", rss >= 0 ? json_integer(rss) : json_null(),
+		"fds", fds >= 0 ? json_integer(fds) : json_null(),
+		"load", json_is_object(load) ? load : json_null(),
+		"kills", (json_int_t)json_array_size(r->kills)));
+	if (!json_is_object(load))
+		json_decref(load);
+}
+
+/* Takes the samples that are due: one every sample_every_s from t = 0,
+ * the last one due before the planned end of the load. */
+static void take_due_samples(struct rep *r)
+{
+	const struct mgw_bench_cell *c = r->c;
+
+	if (!r->samples || !r->t0_ns)
+		return; /* no load clock yet */
+	while (r->next_sample_s < c->duration_s - 1e-9 &&
+	       since_t0(r) >= r->next_sample_s) {
+		take_sample(r, r->next_sample_s);
+		r->next_sample_s += c->sample_every_s;
+	}
+}
+
+/* Sleeps s seconds in slices, taking the samples that fall due meanwhile
+ * (a kill's readiness delay must not leave a gap in them).  Returns 1
+ * when interrupted. */
+static int rep_sleep(struct rep *r, double s)
+{
+	uint64_t end = mgw_now_ns() + (uint64_t)(s > 0 ? s * 1e9 : 0);
+
+	for (;;) {
+		uint64_t now = mgw_now_ns();
+
+		take_due_samples(r);
+		if (mgw_bench_interrupted)
+			return 1;
+		if (now >= end)
+			return 0;
+		mgw_bench_sleep(fmin(0.01, (double)(end - now) / 1e9));
+	}
+}
+
 /* ---- the kill ------------------------------------------------------------ */
 
 static const char *sig_name(int sig)
@@ -885,7 +962,7 @@ static void kill_victim(struct rep *r)
 	json_object_set_new(rec, "pid", json_integer(v->pid));
 	json_object_set_new(rec, "port", json_integer(port));
 	json_object_set_new(rec, "signal", json_string(sig_name(sig)));
-	json_object_set_new(rec, "planned_at_s", secs(r->c->kill_at_s));
+	json_object_set_new(rec, "planned_at_s", secs(r->kill_planned_s));
 	if (!mgw_bench_proc_running(v)) {
 		/* it died before we killed it: whatever the run shows after this
 		 * is not what a kill at kill_at does */
@@ -948,11 +1025,81 @@ static void kill_victim(struct rep *r)
 		double wait = at + r->env->readiness_delay_s - since_t0(r);
 
 		if (wait > 0)
-			mgw_bench_sleep(wait);
+			rep_sleep(r, wait);
 		if (!mgw_bench_interrupted)
 			replace_victim(r, rec, port);
 	}
 	json_array_append_new(r->kills, rec);
+}
+
+/* ---- the kill schedule ------------------------------------------------ */
+
+int mgw_bench_cell_kill_times(const struct mgw_bench_cell *c,
+                              double readiness_s, double *at, int cap)
+{
+	int n = 0;
+
+	if (c->victim == MGW_BENCH_VICTIM_NONE)
+		return 0;
+	if (c->kill_every_s <= 0) {
+		if (cap > 0)
+			at[0] = c->kill_at_s;
+		return 1;
+	}
+	/* a kill whose replacement could not be ready before the end is
+	 * not made: it would be a kill the run cannot verify */
+	for (int k = 1; k * c->kill_every_s + readiness_s < c->duration_s; k++) {
+		if (n < cap)
+			at[n] = k * c->kill_every_s;
+		n++;
+	}
+	return n;
+}
+
+/* The victim of kill number k (0-based): replica 1 in a scene's single
+ * kill; the replicas in turn in a soak. */
+static void pick_victim_k(struct rep *r, int k)
+{
+	pick_victim(r);
+	if (r->c->victim == MGW_BENCH_VICTIM_REPLICA && r->c->kill_every_s > 0) {
+		r->victim_index = k % r->c->replicas + 1;
+		r->victim = &r->replica[r->victim_index - 1];
+	}
+}
+
+/* Kills on schedule until the load ends or a kill fails to land.  In a
+ * soak each replacement takes its victim's slot, so the next kill of
+ * that replica finds it. */
+static void run_kills(struct rep *r)
+{
+	double at[MGW_BENCH_MAX_KILLS];
+	int n = mgw_bench_cell_kill_times(r->c, r->env->readiness_delay_s, at,
+	                                  MGW_BENCH_MAX_KILLS);
+	char st[64];
+
+	if (n > MGW_BENCH_MAX_KILLS)
+		n = MGW_BENCH_MAX_KILLS;
+	for (int k = 0; k < n && r->valid; k++) {
+		while (since_t0(r) < at[k] && !mgw_bench_interrupted &&
+		       mgw_bench_proc_running(&r->load))
+			rep_sleep(r, fmin(0.01, at[k] - since_t0(r)));
+		if (mgw_bench_interrupted)
+			return;
+		if (!mgw_bench_proc_running(&r->load)) {
+			invalid(r, "the load client ended before the kill at %g s "
+			        "(%s)", at[k], mgw_bench_status_str(r->load.status, st,
+			                                              sizeof(st)));
+			return;
+		}
+		pick_victim_k(r, k);
+		r->kill_planned_s = at[k];
+		kill_victim(r);
+		if (r->c->kill_every_s > 0 &&
+		    r->c->victim == MGW_BENCH_VICTIM_REPLICA) {
+			mgw_bench_proc_move(r->victim, &r->replacement);
+			r->victim = NULL; /* the slot holds a survivor again */
+		}
+	}
 }
 
 /* ---- teardown and the record ---------------------------------------------- */
@@ -1082,6 +1229,8 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 		goto fail;
 	log_path(r, load_json, sizeof(load_json), "load", "json");
 
+	if (c->sample_every_s > 0)
+		r->samples = json_array();
 	if (start_fleet(r) == 0) {
 		pick_victim(r);
 		if (o->test_prekill && r->victim) {
@@ -1093,21 +1242,13 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 		if (start_load(r, load_json) != 0) {
 			invalid(r, "the load client could not be started");
 		} else {
-			if (r->victim) {
-				while (since_t0(r) < c->kill_at_s && !mgw_bench_interrupted &&
-				       mgw_bench_proc_running(&r->load))
-					mgw_bench_sleep(fmin(0.01, c->kill_at_s - since_t0(r)));
-				if (!mgw_bench_proc_running(&r->load))
-					invalid(r, "the load client ended before the kill "
-					        "(%s)", mgw_bench_status_str(r->load.status, st,
-					                                      sizeof(st)));
-				else if (!mgw_bench_interrupted)
-					kill_victim(r);
-			}
+			if (r->victim)
+				run_kills(r);
 			while (!mgw_bench_interrupted &&
-			       mgw_bench_proc_wait(&r->load, 0.2) != 0 &&
+			       mgw_bench_proc_running(&r->load) &&
 			       since_t0(r) < c->duration_s + LOAD_SLACK_S)
-				;
+				rep_sleep(r, 0.05);
+			take_due_samples(r);
 			if (mgw_bench_proc_running(&r->load)) {
 				/* SIGINT: the load client writes what it has */
 				mgw_bench_proc_signal(&r->load, SIGINT);
@@ -1186,6 +1327,10 @@ int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
 	json_object_set_new(rec, "load_clock_start_ns",
 	                    r->t0_from_load ? json_integer((json_int_t)r->t0_ns)
 	                                    : json_null());
+	if (r->samples) {
+		json_object_set_new(rec, "samples", r->samples);
+		r->samples = NULL;
+	}
 	json_object_set_new(rec, "load", load ? load : json_null());
 	load = NULL;
 	if (mgw_bench_write_json(rec, path) != 0)
@@ -1199,6 +1344,7 @@ fail:
 	json_decref(procs);
 	json_decref(r->kills);
 	json_decref(r->gw_stats);
+	json_decref(r->samples);
 	json_decref(r->targets);
 	free(r->load_cmd);
 	free(r);

@@ -14,6 +14,8 @@
 #include "bench/src/bench-t.h"
 
 #define MGW_BENCH_MAX_PORTS 4096
+/* Most kills one repetition makes (a day's soak at one a minute). */
+#define MGW_BENCH_MAX_KILLS 1440
 
 /* State shared by every repetition of a bench run. */
 struct mgw_bench_env {
@@ -38,6 +40,13 @@ struct mgw_bench_env {
 int mgw_bench_run_rep(struct mgw_bench_env *env, const struct mgw_bench_cell *c,
                       int rep, const json_t *cooldown, json_t **rec, char *rel,
                       size_t rel_len);
+
+/* The kill times of cell c on the load run's clock into at[0..cap): its
+ * kill_at_s, or with kill_every_s every multiple of it whose replacement
+ * (readiness_s later) can be ready before the run ends.  Returns the
+ * number of kills (which may exceed cap), 0 without a victim. */
+int mgw_bench_cell_kill_times(const struct mgw_bench_cell *c,
+                              double readiness_s, double *at, int cap);
 
 /* Adds the ports a run record names (its processes and kills) to the
  * ports the cooldown watches: a resume's first cooldown then waits for

@@ -1,7 +1,7 @@
-/* html_out.c - escaping, defensive numbers and axis helpers for the HTML
- * report.  Everything taken from a report is untrusted text here: it is
- * escaped on output, and numbers are checked for finiteness before they
- * become coordinates. */
+/* html_out.c - escaping, defensive numbers, axes and time markers for
+ * the HTML pages (report.html, soak.html).  Everything taken from a
+ * report is untrusted text here: it is escaped on output, and numbers are
+ * checked for finiteness before they become coordinates. */
 #include "autoconf.h"
 
 #include <math.h>
@@ -128,4 +128,61 @@ void mgw_html_swatch(FILE *f, double x, double y, double w, const char *fill,
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"10\" "
 	        "fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x,
 	        y - 9, w, fill, x + w + 4, y, label);
+}
+
+void mgw_html_panel_axes(FILE *f, const char *panel, double x0, double y0,
+                         double w, double h, double top, const char *label)
+{
+	double st = mgw_html_nice_step(top);
+	size_t nt = (size_t)llround(top / st);
+
+	fprintf(f, "<g class=\"yaxis\" data-panel=\"%s\">\n", panel);
+	for (size_t i = 0; i <= nt; i++) {
+		double v = (double)i * st, y = y0 + h - v / top * h;
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		        "stroke=\"#e4e4e4\"/><text class=\"%s\" x=\"%.1f\" "
+		        "y=\"%.1f\" text-anchor=\"end\">%g</text>\n", x0, y,
+		        x0 + w, y, i == nt ? "ymax" : "ytick", x0 - 6, y + 4, v);
+	}
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+	        "fill=\"none\" stroke=\"#999\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
+	        "transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"middle\">%s"
+	        "</text>\n</g>\n", x0, y0, w, h, x0 - 44, y0 + h / 2,
+	        x0 - 44, y0 + h / 2, label);
+}
+
+void mgw_html_time_axis(FILE *f, double x0, double w, double y, double tmax,
+                        double H)
+{
+	double st = mgw_html_nice_step(tmax);
+
+	for (double t = 0; t <= tmax + st / 2; t += st)
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
+		        "</text>\n", x0 + t / tmax * w, y, t);
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds "
+	        "since the load run started</text>\n", x0 + w / 2, H - 6);
+}
+
+void mgw_html_markers(FILE *f, const double *t, size_t n, double x0,
+                      double xs, double y1, double y2, double tmax,
+                      const struct mgw_html_marker *m)
+{
+	int labelled = 0;
+
+	for (size_t k = 0; k < n; k++) {
+		double x = x0 + t[k] * xs;
+
+		if (!(t[k] >= 0) || t[k] > tmax)
+			continue;
+		fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" "
+		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+		        "stroke-width=\"1.5\" stroke-dasharray=\"%s\"><title>%s "
+		        "at %.2f s</title></line>\n", m->cls, x, y1, x, y2, m->stroke,
+		        m->dash, m->what, t[k]);
+		if (!labelled++)
+			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"%s\">%s"
+			        "</text>\n", x + 3, y1 + m->label_dy, m->stroke,
+			        m->label);
+	}
 }

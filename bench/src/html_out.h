@@ -1,6 +1,7 @@
-/* html_out.h - what the pieces of report.html share: escaping of text
- * taken from a report, numbers read defensively from JSON, axis ticks and
- * the common chart geometry.  Private to bench/src/report_html*.c. */
+/* html_out.h - what the pieces of report.html and soak.html share:
+ * escaping of text taken from a report, numbers read defensively from
+ * JSON, axes, time markers and the common chart geometry.  Private to
+ * bench/src/report_html*.c and html_page.c. */
 #ifndef MGW_BENCH_HTML_OUT_H
 #define MGW_BENCH_HTML_OUT_H
 
@@ -52,5 +53,34 @@ void mgw_html_svg_open(FILE *f, const char *cls, double w, double h,
  * label (trusted, already HTML) after it. */
 void mgw_html_swatch(FILE *f, double x, double y, double w, const char *fill,
                      const char *label);
+
+/* One panel's y axis: grid lines and ticks from 0 to top (the last tick,
+ * class "ymax", is the panel's upper end) in a group of class "yaxis"
+ * with data-panel="panel", the plot's frame at (x0, y0), w x h, and the
+ * rotated label left of it. */
+void mgw_html_panel_axes(FILE *f, const char *panel, double x0, double y0,
+                         double w, double h, double top, const char *label);
+
+/* A time axis at baseline y under a plot at x0 of width w: ticks in
+ * seconds from 0 to tmax, and its title at the chart's bottom (chart
+ * height H). */
+void mgw_html_time_axis(FILE *f, double x0, double w, double y, double tmax,
+                        double H);
+
+/* How one kind of vertical time marker looks. */
+struct mgw_html_marker {
+	const char *cls, *stroke, *dash;
+	const char *what;   /* the tooltip: "<what> at T s" */
+	const char *label;  /* written beside the first marker drawn only */
+	double label_dy;    /* its offset below y1 */
+};
+
+/* Vertical lines of style m from y1 to y2 at times t[0..n) (x = x0 +
+ * t * xs); times that are negative, not numbers or after tmax are left
+ * out.  The label goes on the first line only, the rest have tooltips
+ * (one label per kill would be unreadable). */
+void mgw_html_markers(FILE *f, const double *t, size_t n, double x0,
+                      double xs, double y1, double y2, double tmax,
+                      const struct mgw_html_marker *m);
 
 #endif

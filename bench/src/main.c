@@ -24,11 +24,13 @@
 #include "util/rand.h"
 #include "bench/src/aggregate.h"
 #include "bench/src/cell.h"
+#include "bench/src/cli.h"
 #include "bench/src/proc.h"
 #include "bench/src/report_json.h"
 #include "bench/src/report_md.h"
 #include "bench/src/resume.h"
 #include "bench/src/scene.h"
+#include "bench/src/soak.h"
 #include "bench/src/subst.h"
 
 /* The HTML renderer (bench/src/report_html.c) is built when present; the
@@ -49,6 +51,7 @@ int mgw_bench_html_main(int argc, char **argv) __attribute__((weak));
 
 static const char usage_text[] =
 "usage: mcpgw-bench SCENE [OPTIONS]\n"
+"       mcpgw-bench soak [OPTIONS]   (its options: mcpgw-bench soak --help)\n"
 "       mcpgw-bench resume DIR\n"
 "       mcpgw-bench html DIR\n"
 "\n"
@@ -133,72 +136,12 @@ static const char usage_text[] =
 "has none, a component could not be run, or the run was interrupted;\n"
 "2 usage error.\n";
 
-static void on_signal(int sig)
-{
-	(void)sig;
-	mgw_bench_interrupted = 1;
-}
 
-__attribute__((format(printf, 1, 2)))
-static int usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("mcpgw-bench: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n(mcpgw-bench --help lists the options)\n", stderr);
-	return MGW_EXIT_USAGE;
-}
-
-static int parse_secs(const char *flag, const char *v, double *out)
-{
-	if (mgw_parse_duration(v, out) != 0 || *out <= 0 || *out > 86400)
-		return usage_error("%s: '%s' is not a duration (seconds, or a "
-		                   "number with ms, s, m, h)", flag, v);
-	return 0;
-}
-
-static int parse_num(const char *flag, const char *v, long long min,
-                     long long max, long long *out)
-{
-	if (mgw_parse_int(v, min, max, out) != 0)
-		return usage_error("%s: '%s' is not an integer in %lld..%lld", flag,
-		                   v, min, max);
-	return 0;
-}
-
-/* The mcpgw binary: --mcpgw, $MCPGW, the sibling of this executable (a
- * build tree or an install prefix), else PATH. */
-static void find_mcpgw(struct mgw_bench_opts *o, char *buf, size_t len)
-{
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (o->mcpgw)
-		return;
-	if (getenv("MCPGW") && *getenv("MCPGW")) {
-		o->mcpgw = getenv("MCPGW");
-		return;
-	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		slash = strrchr(self, '/');
-		if (slash) {
-			*slash = '\0';
-			if (snprintf(buf, len, "%s/mcpgw", self) < (int)len &&
-			    access(buf, X_OK) == 0) {
-				o->mcpgw = buf;
-				return;
-			}
-		}
-	}
-	o->mcpgw = "mcpgw";
-}
+/* The scenes' command line: errors name no sub-command. */
+#define usage_error(...) mgw_bench_usage_error(NULL, __VA_ARGS__)
+#define parse_secs(flag, v, out) mgw_bench_parse_secs(NULL, flag, v, out)
+#define parse_num(flag, v, min, max, out) \
+	mgw_bench_parse_num(NULL, flag, v, min, max, out)
 
 static int write_key(const char *path)
 {
@@ -244,44 +187,6 @@ struct run {
 	int interrupted;
 };
 
-/* argv as one shell command line (arguments quoted where the shell
- * would split or expand them), for the report's "command". */
-static void command_line(char *buf, size_t len, int argc, char **argv)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (int i = 0; i < argc && used + 4 < len; i++) {
-		const char *a = i ? argv[i] : "mcpgw-bench";
-		int quote = !*a || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") != NULL;
-
-		if (i)
-			buf[used++] = ' ';
-		if (quote)
-			buf[used++] = '\'';
-		for (; *a && used + 6 < len; a++) {
-			if (quote && *a == '\'') {
-				memcpy(buf + used, "'\\''", 4);
-				used += 4;
-			} else {
-				buf[used++] = *a;
-			}
-		}
-		if (quote)
-			buf[used++] = '\'';
-		buf[used] = '\0';
-	}
-}
-
-static void iso_now(char *buf, size_t len)
-{
-	time_t t = time(NULL);
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static double scene_readiness(const struct run *R)
 {
 	return R->env.readiness_delay_s;
@@ -292,7 +197,7 @@ static json_t *build_report(struct run *R, int finished)
 	char fin[40];
 	json_t *rep, *scenes = json_array(), *opts;
 
-	iso_now(fin, sizeof(fin));
+	mgw_bench_iso_now(fin, sizeof(fin));
 	for (size_t s = 0; s < R->n_scenes; s++) {
 		struct scene_run *sr = &R->scenes[s];
 		json_t *cells = json_array(), *so;
@@ -699,8 +604,12 @@ static int parse_args(struct run *R, int argc, char **argv)
 	scene = argv[optind];
 	if (strcmp(scene, "all") == 0) {
 		for (int s = 0; s < MGW_BENCH_SCENE_N; s++)
-			if (s != MGW_BENCH_DEMO)
+			if (s != MGW_BENCH_DEMO && s != MGW_BENCH_SOAK)
 				o->scenes[o->n_scenes++] = (enum mgw_bench_scene)s;
+	} else if (strcmp(scene, "soak") == 0) {
+		return usage_error("soak is a command of its own, with its own "
+		                   "options: mcpgw-bench soak [OPTIONS] (see "
+		                   "mcpgw-bench soak --help)");
 	} else if (mgw_bench_scene_parse(scene, &o->scenes[0]) == 0) {
 		o->n_scenes = 1;
 	} else {
@@ -905,7 +814,6 @@ int main(int argc, char **argv)
 	static struct run R; /* big: cells and ports; one per process */
 	char mcpgw_buf[PATH_MAX], out_buf[PATH_MAX], def_out[64], line[256];
 	char **resume_argv = NULL;
-	struct sigaction sa;
 	int rc, status = MGW_EXIT_OK;
 
 	if (argc >= 2 && strcmp(argv[1], "html") == 0) {
@@ -915,6 +823,8 @@ int main(int argc, char **argv)
 		}
 		return mgw_bench_html_main(argc - 1, argv + 1);
 	}
+	if (argc >= 2 && strcmp(argv[1], "soak") == 0)
+		return mgw_bench_soak_main(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "resume") == 0) {
 		if (argc != 3)
 			return usage_error("usage: mcpgw-bench resume DIR");
@@ -924,7 +834,7 @@ int main(int argc, char **argv)
 		argv = resume_argv;
 	}
 	/* before getopt permutes argv: the command as the user typed it */
-	command_line(R.command, sizeof(R.command), argc, argv);
+	mgw_bench_command_line(R.command, sizeof(R.command), argc, argv);
 	R.argv = json_array();
 	for (int i = 0; i < argc; i++)
 		json_array_append_new(R.argv, json_string(i ? argv[i]
@@ -938,17 +848,10 @@ int main(int argc, char **argv)
 	rc = plan(&R);
 	if (rc >= 0)
 		goto done_rc;
-	find_mcpgw(&R.o, mcpgw_buf, sizeof(mcpgw_buf));
-	{
-		char *av[] = { (char *)R.o.mcpgw, "version", NULL };
-
-		if (mgw_bench_capture_line(av, 10.0, line, sizeof(line)) != 0 ||
-		    strncmp(line, "mcpgw ", 6) != 0) {
-			fprintf(stderr, "mcpgw-bench: cannot run '%s version' (build "
-			        "mcpgw, or give --mcpgw PATH)\n", R.o.mcpgw);
-			rc = MGW_EXIT_RUNTIME;
-			goto done_rc;
-		}
+	R.o.mcpgw = mgw_bench_find_mcpgw(R.o.mcpgw, mcpgw_buf, sizeof(mcpgw_buf));
+	if (mgw_bench_check_mcpgw(NULL, R.o.mcpgw) != 0) {
+		rc = MGW_EXIT_RUNTIME;
+		goto done_rc;
 	}
 	if (needs_redis(&R)) {
 		char *av[] = { (char *)R.o.redis_server, "--version", NULL };
@@ -977,7 +880,7 @@ int main(int argc, char **argv)
 	rc = prepare_out(&R);
 	if (rc != 0)
 		goto done_rc;
-	iso_now(R.started, sizeof(R.started));
+	mgw_bench_iso_now(R.started, sizeof(R.started));
 	add_sitting(&R);
 	if (R.resume_dir &&
 	    json_is_string(json_object_get(R.resumed, "started_at")))
@@ -997,14 +900,7 @@ int main(int argc, char **argv)
 		mgw_bench_write_versions_txt(R.machine, R.versions, path);
 	}
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
+	mgw_bench_catch_signals();
 
 	printf("mcpgw-bench: output in %s\n", R.o.out_dir);
 	fflush(stdout);

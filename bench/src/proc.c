@@ -10,6 +10,7 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -216,6 +217,73 @@ int mgw_bench_proc_stop(struct mgw_bench_proc *p, int sig, double grace_s)
 	mgw_bench_proc_signal(p, SIGKILL);
 	mgw_bench_proc_wait(p, 5.0);
 	return MGW_ETIMEDOUT;
+}
+
+void mgw_bench_proc_move(struct mgw_bench_proc *dst, struct mgw_bench_proc *src)
+{
+	int was_registered = src->registered;
+
+	mgw_bench_proc_unregister(dst);
+	mgw_bench_proc_unregister(src);
+	*dst = *src;
+	dst->registered = 0;
+	if (was_registered)
+		reg_add(dst);
+	memset(src, 0, sizeof(*src));
+}
+
+long long mgw_bench_status_rss_kib(const char *text)
+{
+	const char *p = text;
+
+	while (p && *p) {
+		if (strncmp(p, "VmRSS:", 6) == 0) {
+			char *end;
+			long long v = strtoll(p + 6, &end, 10);
+
+			return end != p + 6 && v >= 0 ? v : -1;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -1;
+}
+
+long long mgw_bench_proc_rss_kib(pid_t pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return mgw_bench_status_rss_kib(buf);
+}
+
+long long mgw_bench_proc_fd_count(pid_t pid)
+{
+	char path[64];
+	struct dirent *de;
+	long long n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }
 
 void mgw_bench_proc_kill_all(void)

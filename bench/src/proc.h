@@ -66,6 +66,22 @@ int mgw_bench_proc_stop(struct mgw_bench_proc *p, int sig, double grace_s);
  * about to be reused). */
 void mgw_bench_proc_unregister(struct mgw_bench_proc *p);
 
+/* Moves the process of src into dst (a replacement taking its victim's
+ * slot): dst, reaped or never started, is overwritten, the registry
+ * follows the move, and src is left as never started. */
+void mgw_bench_proc_move(struct mgw_bench_proc *dst, struct mgw_bench_proc *src);
+
+/* The resident set size of pid in KiB: VmRSS of /proc/PID/status.
+ * Returns it, or -1 when it cannot be read (the process is gone). */
+long long mgw_bench_proc_rss_kib(pid_t pid);
+
+/* The VmRSS line's value in a /proc/PID/status text, in KiB, or -1. */
+long long mgw_bench_status_rss_kib(const char *status_text);
+
+/* The number of open file descriptors of pid: the entries of
+ * /proc/PID/fd.  Returns it, or -1 when the directory cannot be read. */
+long long mgw_bench_proc_fd_count(pid_t pid);
+
 /* Emergency teardown (the bench was interrupted or failed): SIGTERM to
  * every registered, unreaped process, 2 s of grace, then SIGKILL; all are
  * reaped. */

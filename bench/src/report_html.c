@@ -4,7 +4,8 @@
  * per scene the table of report.md, a bar chart of achieved requests/s
  * per cell and the per-second charts of the cells that killed something
  * (report_html_timeline.c), and last the machine, versions, run and
- * options it was measured with.  The charts are SVG written by hand: a
+ * options it was measured with (html_page.c, which soak.html's
+ * report_html_soak.c shares).  The charts are SVG written by hand: a
  * page that needs no script or network renders the same in a browser, a
  * CI artifact viewer and a headless screenshot.
  *
@@ -15,87 +16,16 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/errors.h"
 #include "bench/src/html_out.h"
+#include "bench/src/html_page.h"
 #include "bench/src/report_html.h"
 #include "bench/src/report_html_losses.h"
 #include "bench/src/report_html_timeline.h"
 
 #define BAR_ROW_H 26.0
-
-static const char CSS[] =
-	"body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
-	"margin:24px;color:#1b1b1b;background:#fff;max-width:1100px}"
-	"h1{font-size:1.6em;margin:0 0 .3em}"
-	"h2{font-size:1.3em;margin:1.6em 0 .4em;border-bottom:1px solid #ccc}"
-	"h3{font-size:1.05em;margin:1.2em 0 .3em}"
-	"table{border-collapse:collapse;margin:.4em 0 1em;font-size:.9em}"
-	"th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
-	"th{background:#f0f0f0}"
-	"td.l,th.l{text-align:left}"
-	"tr.sat td{background:#fff4e0}"
-	"table.kv td,table.kv th{text-align:left}"
-	"figure{margin:.5em 0 1.5em}"
-	"figcaption{font-size:.85em;color:#555;margin-top:.2em}"
-	"svg{display:block;background:#fff}"
-	"svg text{font-family:system-ui,sans-serif;font-size:12px}"
-	/* a default colour that a text's own fill attribute overrides */
-	"svg text:not([fill]){fill:#333}"
-	"p.summary{font-size:1.05em;max-width:900px}"
-	"table.losses td.total{font-weight:bold}"
-	"table.losses td.l{white-space:nowrap}"
-	"p.note{color:#7a4b00;font-size:.9em}"
-	"p.small{color:#555;font-size:.85em}"
-	"ul.invalid{font-size:.85em;color:#7a4b00}";
-
-/* ---- machine, versions, run, options ---- */
-
-static void kv_row(FILE *f, const char *k, const json_t *v)
-{
-	fputs("<tr><th>", f);
-	mgw_html_esc(f, k);
-	fputs("</th><td>", f);
-	mgw_html_esc_json(f, v);
-	fputs("</td></tr>\n", f);
-}
-
-static void kv_table(FILE *f, const char *id, const char *title,
-                     const json_t *o)
-{
-	const char *k;
-	json_t *v;
-
-	if (!json_is_object(o) || json_object_size(o) == 0)
-		return;
-	fprintf(f, "<h3>%s</h3>\n<table class=\"kv\" id=\"%s\">\n", title, id);
-	json_object_foreach((json_t *)o, k, v)
-		kv_row(f, k, v);
-	fputs("</table>\n", f);
-}
-
-/* Top-level scalars other than the known sections (a start time, the
- * command line, options): shown so a reader knows how the run was made. */
-static void run_table(FILE *f, const json_t *report)
-{
-	const char *k;
-	json_t *v;
-	int any = 0;
-
-	json_object_foreach((json_t *)report, k, v) {
-		if (json_is_object(v) ||
-		    json_is_array(v))
-			continue;
-		if (!any)
-			fputs("<h3>Run</h3>\n<table class=\"kv\" id=\"run\">\n", f);
-		any = 1;
-		kv_row(f, k, v);
-	}
-	if (any)
-		fputs("</table>\n", f);
-}
 
 /* ---- scene table ---- */
 
@@ -390,19 +320,6 @@ static int scene_section(FILE *f, const json_t *scene, const char *run_dir)
 	return 0;
 }
 
-/* How the numbers were made, after them: a reader comes for the losses,
- * and these tables are for the one comparing two runs. */
-static void setup_section(FILE *f, const json_t *report)
-{
-	fputs("<section class=\"setup\" id=\"setup\">\n<h2>Machine, versions "
-	      "and options</h2>\n", f);
-	kv_table(f, "machine", "Machine", json_object_get(report, "machine"));
-	kv_table(f, "versions", "Versions", json_object_get(report, "versions"));
-	run_table(f, report);
-	kv_table(f, "options", "Options", json_object_get(report, "options"));
-	fputs("</section>\n", f);
-}
-
 static int render(FILE *f, const json_t *report, const char *run_dir)
 {
 	const json_t *scenes = json_object_get(report, "scenes");
@@ -410,10 +327,7 @@ static int render(FILE *f, const json_t *report, const char *run_dir)
 	json_t *s;
 	int rc;
 
-	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
-	        "<meta charset=\"utf-8\">\n<title>mcpgw-bench report</title>\n"
-	        "<style>%s</style>\n</head>\n<body>\n"
-	        "<h1>mcpgw-bench report</h1>\n", CSS);
+	mgw_html_page_open(f, "mcpgw-bench report");
 	if ((rc = mgw_html_losses(f, report)) < 0)
 		return rc;
 	if (json_array_size(scenes) == 0)
@@ -423,53 +337,18 @@ static int render(FILE *f, const json_t *report, const char *run_dir)
 			return rc;
 	fputs("<p class=\"small\">Rates are requests/s; latencies are medians "
 	      "over repetitions; losses are summed.</p>\n", f);
-	setup_section(f, report);
-	fputs("</body>\n</html>\n", f);
+	mgw_html_setup_section(f, report);
+	mgw_html_page_close(f);
 	return 0;
 }
 
 int mgw_bench_report_html(const json_t *report, const char *run_dir,
                           const char *out_path)
 {
-	char *tmp = NULL;
-	FILE *f = NULL;
-	size_t len;
-	int rc;
-
 	if (!json_is_object(report) || !out_path ||
 	    !json_is_array(json_object_get(report, "scenes")))
 		return MGW_EINVAL;
-	len = strlen(out_path) + 5;
-	tmp = malloc(len);
-	if (!tmp)
-		return MGW_ENOMEM;
-	snprintf(tmp, len, "%s.tmp", out_path);
-	f = fopen(tmp, "w");
-	if (!f) {
-		rc = MGW_EIO;
-		goto fail;
-	}
-	rc = render(f, report, run_dir);
-	if (rc < 0)
-		goto fail;
-	if (ferror(f)) {
-		rc = MGW_EIO;
-		goto fail;
-	}
-	rc = fclose(f);
-	f = NULL;
-	if (rc != 0 || rename(tmp, out_path) != 0) {
-		rc = MGW_EIO;
-		goto fail;
-	}
-	free(tmp);
-	return 0;
-fail:
-	if (f)
-		fclose(f);
-	remove(tmp);
-	free(tmp);
-	return rc;
+	return mgw_html_write_page(render, report, run_dir, out_path);
 }
 
 int mgw_bench_html_main(int argc, char **argv)

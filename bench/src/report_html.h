@@ -28,6 +28,17 @@
 int mgw_bench_report_html(const json_t *report, const char *run_dir,
                           const char *out_path);
 
+/* Renders a soak's soak.json (bench/src/soak.c: options, samples, kills,
+ * the figures and targets of soak_report.h) as one page into out_path
+ * (report_html_soak.c): the verdict, a chart of the gateway's RSS and
+ * open descriptors over the run with each kill and the end of the
+ * warm-up marked, the targets, figures, losses by reason, the first
+ * failures, and last machine, versions, run and options as report.html
+ * has them; every text escaped, written through out_path.tmp.  Returns
+ * 0, MGW_EINVAL when doc is not an object with a "samples" array, or
+ * MGW_EIO. */
+int mgw_bench_soak_html(const json_t *doc, const char *out_path);
+
 /* `mcpgw-bench html DIR`: re-renders DIR/report.html from DIR/report.json
  * (argv[0] is "html").  Returns a process exit status: 0 on success, 1
  * when the report cannot be read or written, 2 on a usage error. */

@@ -276,44 +276,6 @@ static void scale_add(struct scale *sc, const struct series *s)
 
 /* ---- pass two: the charts ---- */
 
-/* One panel: y axis with ticks from 0 to top (the last tick, class
- * "ymax", is the panel's upper end), plot area at (X0, y0) of height h. */
-static void panel_axes(FILE *f, const char *panel, double y0, double h,
-                       double top, const char *label)
-{
-	double st = mgw_html_nice_step(top);
-	size_t nt = (size_t)llround(top / st);
-
-	fprintf(f, "<g class=\"yaxis\" data-panel=\"%s\">\n", panel);
-	for (size_t i = 0; i <= nt; i++) {
-		double v = (double)i * st, y = y0 + h - v / top * h;
-
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-		        "stroke=\"#e4e4e4\"/><text class=\"%s\" x=\"%.1f\" "
-		        "y=\"%.1f\" text-anchor=\"end\">%g</text>\n", X0, y,
-		        X0 + PLOT_W, y, i == nt ? "ymax" : "ytick", X0 - 6, y + 4,
-		        v);
-	}
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-	        "fill=\"none\" stroke=\"#999\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
-	        "transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"middle\">%s"
-	        "</text>\n</g>\n", X0, y0, PLOT_W, h, X0 - 44, y0 + h / 2,
-	        X0 - 44, y0 + h / 2, label);
-}
-
-/* The time axis under the failures panel, 0 to sc->n seconds. */
-static void time_axis(FILE *f, const struct scale *sc, double xs)
-{
-	double st = mgw_html_nice_step((double)sc->n);
-
-	for (double t = 0; t <= (double)sc->n + st / 2; t += st)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
-		        "</text>\n", X0 + t * xs, Y_F + H_F + 16, t);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds "
-	        "since the load run started</text>\n", X0 + PLOT_W / 2,
-	        CHART_H - 6);
-}
-
 static double y_of(double v, double y0, double h, double top)
 {
 	return y0 + h - fmin(v, top) / top * h;
@@ -356,31 +318,14 @@ static void draw_failures(FILE *f, const struct series *s, double xs,
 	}
 }
 
-/* Vertical markers across both panels (class cls: "kill" or "ready");
- * the label goes on the first only, the rest have tooltips. */
-static void draw_markers(FILE *f, const char *cls, const double *ts,
-                         size_t n, const struct scale *sc, double xs)
-{
-	int ready = !strcmp(cls, "ready");
-
-	for (size_t k = 0; k < n; k++) {
-		double x = X0 + ts[k] * xs;
-
-		if (ts[k] > (double)sc->n)
-			continue;
-		fprintf(f, "<line class=\"%s\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-		        "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
-		        "stroke-dasharray=\"%s\"><title>%s at %.2f s</title>"
-		        "</line>\n", cls, x, Y_OK - 4, x, Y_F + H_F,
-		        ready ? "#1f5fbf" : "#000", ready ? "2 3" : "6 3",
-		        ready ? "replacement healthy" : "kill", ts[k]);
-		if (k == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\"%s>%s</text>\n",
-			        x + 3, Y_OK + (ready ? 26 : 12),
-			        ready ? " fill=\"#1f5fbf\"" : "",
-			        ready ? "replacement ready" : "kill");
-	}
-}
+/* The kill and replacement-ready markers, across both panels. */
+static const struct mgw_html_marker kill_marker = {
+	"kill", "#000", "6 3", "kill", "kill", 16,
+};
+static const struct mgw_html_marker ready_marker = {
+	"ready", "#1f5fbf", "2 3", "replacement healthy", "replacement ready",
+	30,
+};
 
 static void kill_chart(FILE *f, const json_t *cell, const struct series *s,
                        const struct scale *sc)
@@ -393,13 +338,18 @@ static void kill_chart(FILE *f, const json_t *cell, const struct series *s,
 	fputs(": per second around the kill</h3>\n<figure>", f);
 	mgw_html_svg_open(f, "timeline", MGW_HTML_CHART_W, CHART_H, name,
 	                  "successes and failures per second");
-	panel_axes(f, "ok", Y_OK, H_OK, sc->top_ok, "successes/s");
-	panel_axes(f, "failed", Y_F, H_F, sc->top_f, "failures/s");
-	time_axis(f, sc, xs);
+	mgw_html_panel_axes(f, "ok", X0, Y_OK, PLOT_W, H_OK, sc->top_ok,
+	                    "successes/s");
+	mgw_html_panel_axes(f, "failed", X0, Y_F, PLOT_W, H_F, sc->top_f,
+	                    "failures/s");
+	mgw_html_time_axis(f, X0, PLOT_W, Y_F + H_F + 16, (double)sc->n,
+	                   CHART_H);
 	draw_successes(f, s, xs, sc->top_ok);
 	draw_failures(f, s, xs, sc->top_f);
-	draw_markers(f, "kill", s->kills, s->n_kills, sc, xs);
-	draw_markers(f, "ready", s->readies, s->n_readies, sc, xs);
+	mgw_html_markers(f, s->kills, s->n_kills, X0, xs, Y_OK - 4, Y_F + H_F,
+	                 (double)sc->n, &kill_marker);
+	mgw_html_markers(f, s->readies, s->n_readies, X0, xs, Y_OK - 4,
+	                 Y_F + H_F, (double)sc->n, &ready_marker);
 	mgw_html_swatch(f, X0, 15, 12, "#2e7d32",
 	                "successes/s (median; band = min&#8211;max)");
 	mgw_html_swatch(f, X0 + 300, 15, 12, "#c0392b", "failures/s (mean)");

@@ -18,7 +18,7 @@
 
 static const char *const scene_names[MGW_BENCH_SCENE_N] = {
 	"scale-out", "handles", "pod-kill", "gateway-kill", "redis-outage",
-	"demo",
+	"demo", "soak",
 };
 
 static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
@@ -29,6 +29,8 @@ static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
 	"Gateway kill: one of two gateways killed mid-run and replaced",
 	"Redis outage: redis-server killed mid-run and restarted",
 	"Demo: a legacy fleet of 2, a pod kill, direct vs gateway",
+	"Soak: the gateway under steady load for a long run, a replica "
+	"killed and replaced every interval",
 };
 
 const char *mgw_bench_scene_name(enum mgw_bench_scene s)
@@ -108,7 +110,8 @@ const char *mgw_bench_victim_name(enum mgw_bench_victim v)
 int mgw_bench_scene_kills(enum mgw_bench_scene s)
 {
 	return s == MGW_BENCH_POD_KILL || s == MGW_BENCH_GATEWAY_KILL ||
-	       s == MGW_BENCH_REDIS_OUTAGE || s == MGW_BENCH_DEMO;
+	       s == MGW_BENCH_REDIS_OUTAGE || s == MGW_BENCH_DEMO ||
+	       s == MGW_BENCH_SOAK;
 }
 
 double mgw_bench_scene_rate(enum mgw_bench_scene s)
@@ -132,8 +135,8 @@ double mgw_bench_scene_kill_at(enum mgw_bench_scene s, int quick)
 /* The cell's name: era, path (an external path by its given name),
  * a gateway-ha's session store, replicas, then what varies within the
  * scene: the connection mode (scale-out) and the handle design. */
-static void name_cell(struct mgw_bench_cell *c, const char *ext_name,
-                      int show_conn)
+void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
+                         int show_conn)
 {
 	char path[64], *s;
 	size_t i, j;
@@ -206,7 +209,7 @@ static void add(struct builder *b, enum mgw_bench_path path,
 	c->offered_rps = b->rate;
 	c->duration_s = b->duration;
 	c->kill_at_s = victim != MGW_BENCH_VICTIM_NONE ? b->kill_at : 0;
-	name_cell(c, b->o->external_name ? b->o->external_name : "external",
+	mgw_bench_cell_name(c, b->o->external_name ? b->o->external_name : "external",
 	          b->show_conn);
 }
 
@@ -337,6 +340,7 @@ int mgw_bench_scene_cells(enum mgw_bench_scene s,
 	case MGW_BENCH_GATEWAY_KILL: gateway_kill(&b); break;
 	case MGW_BENCH_REDIS_OUTAGE: redis_outage(&b); break;
 	case MGW_BENCH_DEMO: pod_kill(&b, 1); break;
+	case MGW_BENCH_SOAK: break; /* one cell, built by soak.c */
 	case MGW_BENCH_SCENE_N: return MGW_EINVAL;
 	}
 	if (b.overflow)

@@ -11,7 +11,7 @@
 #define MGW_BENCH_MAX_CELLS 32
 
 /* "scale-out", "handles", "pod-kill", "gateway-kill", "redis-outage",
- * "demo". */
+ * "demo", "soak". */
 const char *mgw_bench_scene_name(enum mgw_bench_scene s);
 
 /* Parses a scene name.  Returns 0 or MGW_EINVAL ("all" is not a scene:
@@ -48,6 +48,12 @@ int mgw_bench_scene_kills(enum mgw_bench_scene s);
 int mgw_bench_scene_cells(enum mgw_bench_scene s,
                           const struct mgw_bench_opts *o,
                           struct mgw_bench_cell *cells, size_t cap);
+
+/* Names cell c from its fields ("legacy gateway 2 replicas", ...; an
+ * external path as ext_name, the connection mode when show_conn) and
+ * derives its slug. */
+void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
+                         int show_conn);
 
 /* 1 when the cell's slug or name matches one of the glob patterns (or
  * there are none). */

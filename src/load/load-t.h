@@ -117,6 +117,8 @@ struct mgw_load_output_conf {
 	char *csv;                 /* timeline file; NULL: none */
 	char *clock_file;          /* t = 0 written here at the engine start
 	                            * (CLOCK_MONOTONIC ns); NULL: none */
+	char *progress_file;       /* the counts so far, rewritten once a
+	                            * second (JSON); NULL: none */
 };
 
 struct mgw_load_conf {

@@ -155,6 +155,10 @@ static void usage(FILE *out)
 "        At the engine start, write its t = 0 (CLOCK_MONOTONIC, ns) to\n"
 "        FILE, so that another program can schedule events on this run's\n"
 "        clock (the report's timeline and clock.start_ns use the same).\n"
+"  --progress-file FILE\n"
+"        Rewrite FILE once a second (and at the end) with the counts so\n"
+"        far as one JSON object: t_s, requests, ok, failed, failures by\n"
+"        kind, shed, in_flight (for a program watching a long run).\n"
 "  --quiet\n"
 "        No table and no progress line.\n"
 "  --log-level error|warn|info|debug\n"
@@ -187,6 +191,7 @@ static void usage(FILE *out)
 enum {
 	OPT_TARGET = 256, OPT_DIALECT, OPT_CONCURRENCY, OPT_RATE, OPT_DURATION,
 	OPT_WARMUP, OPT_CONNECTION, OPT_HTTP2, OPT_TOOL, OPT_ARG, OPT_JSON, OPT_CLOCK_FILE,
+	OPT_PROGRESS_FILE,
 	OPT_CSV, OPT_SCENARIO, OPT_MAX_P95, OPT_MAX_P99, OPT_MAX_ERR,
 	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_STDIO, OPT_TIMEOUT,
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
@@ -215,6 +220,7 @@ static const struct option long_opts[] = {
 	{"json", required_argument, NULL, OPT_JSON},
 	{"csv", required_argument, NULL, OPT_CSV},
 	{"clock-file", required_argument, NULL, OPT_CLOCK_FILE},
+	{"progress-file", required_argument, NULL, OPT_PROGRESS_FILE},
 	{"scenario", required_argument, NULL, OPT_SCENARIO},
 	{"max-p95", required_argument, NULL, OPT_MAX_P95},
 	{"max-p99", required_argument, NULL, OPT_MAX_P99},
@@ -252,6 +258,7 @@ struct flags {
 	const char *dialect, *concurrency, *rate, *duration, *warmup, *requests;
 	const char *users;
 	const char *backlog, *connection, *reconnect_after, *ca_file, *tool, *json, *csv, *clock_file;
+	const char *progress_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
 	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
@@ -292,6 +299,7 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_JSON: f->json = v; break;
 	case OPT_CSV: f->csv = v; break;
 	case OPT_CLOCK_FILE: f->clock_file = v; break;
+	case OPT_PROGRESS_FILE: f->progress_file = v; break;
 	case OPT_SCENARIO: f->scenario = v; break;
 	case OPT_MAX_P95: f->max_p95 = v; break;
 	case OPT_MAX_P99: f->max_p99 = v; break;
@@ -703,6 +711,12 @@ static int apply_gates(struct mgw_load_conf *c, const struct flags *f)
 	     mgw_cli_set_str(&c->output.clock_file, f->clock_file)))
 		return *f->clock_file ? oom()
 		                      : usage_error("--clock-file needs a file name");
+	if (f->progress_file &&
+	    (!*f->progress_file ||
+	     mgw_cli_set_str(&c->output.progress_file, f->progress_file)))
+		return *f->progress_file ? oom()
+		                         : usage_error("--progress-file needs a file "
+		                                       "name");
 	if (f->quiet)
 		c->quiet = 1;
 	return 0;
@@ -715,7 +729,66 @@ struct run {
 	struct mgw_load_engine *engine;
 	const struct mgw_load_conf *conf;
 	int progress;
+	int progress_warned;
 };
+
+/* text into path, whole or not at all (written beside it, then
+ * renamed): a reader polling for the file never sees half of it. */
+static int write_whole(const char *path, const char *text)
+{
+	char tmp[4096];
+	FILE *f;
+	int rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	f = fopen(tmp, "we");
+	if (!f)
+		return -1;
+	rc = fputs(text, f) < 0 ? -1 : 0;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc == 0 && rename(tmp, path) != 0)
+		rc = -1;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+/* The engine's t = 0 into path (--clock-file). */
+static int write_clock(const char *path, uint64_t start_ns)
+{
+	char line[32];
+
+	snprintf(line, sizeof(line), "%llu\n", (unsigned long long)start_ns);
+	return write_whole(path, line);
+}
+
+/* The counts so far into --progress-file.  A failed write is warned
+ * about once: the run itself goes on, the watcher sees stale counts. */
+static void write_progress(struct run *r)
+{
+	json_t *o;
+	char *text;
+
+	if (!r->conf->output.progress_file)
+		return;
+	o = mgw_load_report_progress_json(mgw_load_engine_stats(r->engine),
+	                                  mgw_load_engine_inflight(r->engine),
+	                                  mgw_now_ns());
+	text = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+	if (!text || write_whole(r->conf->output.progress_file, text) != 0) {
+		if (!r->progress_warned)
+			mgw_warn(NULL, "load: cannot write %s: %s",
+			         r->conf->output.progress_file,
+			         text ? strerror(errno) : "out of memory");
+		r->progress_warned = 1;
+	}
+	free(text);
+	json_decref(o);
+}
 
 static void on_finished(struct mgw_load_engine *e, void *arg)
 {
@@ -729,6 +802,7 @@ static void on_progress(struct mgw_load_engine *e, void *arg)
 {
 	struct run *r = arg;
 
+	write_progress(r);
 	if (!r->progress)
 		return;
 	mgw_load_report_progress(stdout, r->conf, mgw_load_engine_stats(e),
@@ -743,31 +817,6 @@ static void on_signal(int signo, void *arg)
 	(void)signo;
 	mgw_warn(NULL, "load: interrupted; finishing the calls in flight");
 	mgw_load_engine_stop(r->engine);
-}
-
-/* The engine's t = 0 into path, whole or not at all (written beside it,
- * then renamed): a reader polling for the file never sees half of it. */
-static int write_clock(const char *path, uint64_t start_ns)
-{
-	char tmp[4096];
-	FILE *f;
-	int rc;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	f = fopen(tmp, "we");
-	if (!f)
-		return -1;
-	rc = fprintf(f, "%llu\n", (unsigned long long)start_ns) < 0 ? -1 : 0;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc == 0 && rename(tmp, path) != 0)
-		rc = -1;
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
 }
 
 static int run_plan(const struct mgw_load_conf *c)
@@ -813,6 +862,7 @@ static int run_plan(const struct mgw_load_conf *c)
 		goto out;
 	}
 	event_base_dispatch(r.base);
+	write_progress(&r); /* the final counts */
 	if (r.progress)
 		mgw_load_report_progress_clear(stdout);
 	st = mgw_load_engine_stats(r.engine);

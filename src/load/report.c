@@ -645,6 +645,41 @@ void mgw_load_report_progress(FILE *out, const struct mgw_load_conf *c,
 	fflush(out);
 }
 
+json_t *mgw_load_report_progress_json(const struct mgw_load_stats *st,
+                                     size_t inflight, uint64_t now)
+{
+	struct mgw_load_counts k;
+	json_t *o;
+
+	/* every phase that ran, warm-up included: what the client did so
+	 * far, not what the report's total will count */
+	memset(&k, 0, sizeof(k));
+	for (size_t p = 0; p < st->n_phases; p++) {
+		const struct mgw_load_counts *c = &st->phases[p].all.c;
+
+		if (!st->phases[p].ran)
+			continue;
+		k.requests += c->requests;
+		k.ok += c->ok;
+		for (int i = 0; i < MGW_LOAD_OUTCOME_N; i++)
+			k.fail[i] += c->fail[i];
+		k.shed += c->shed;
+		k.reinit += c->reinit;
+	}
+	o = json_pack("{s:o, s:I, s:I, s:I, s:o, s:I, s:I, s:I, s:b}",
+	              "t_s", json_real(round3(now > st->start_ns
+	                  ? (double)(now - st->start_ns) / 1e9 : 0)),
+	              "requests", (json_int_t)k.requests,
+	              "ok", (json_int_t)k.ok,
+	              "failed", (json_int_t)mgw_load_failed(&k),
+	              "failures", failures_json(&k),
+	              "shed", (json_int_t)k.shed,
+	              "reinitializations", (json_int_t)k.reinit,
+	              "in_flight", (json_int_t)inflight,
+	              "finished", st->finished);
+	return o;
+}
+
 void mgw_load_report_progress_clear(FILE *out)
 {
 	fputs("\r\033[K", out);

@@ -43,6 +43,13 @@ void mgw_load_report_progress(FILE *out, const struct mgw_load_conf *c,
                               const struct mgw_load_stats *st, size_t phase,
                               size_t inflight, uint64_t now);
 
+/* The counts so far as one object, for --progress-file: t_s (seconds
+ * since the engine start), requests, ok, failed, failures by kind (the
+ * report's names), shed, reinitializations, in_flight, finished; summed
+ * over every phase that ran, warm-up included.  New reference or NULL. */
+json_t *mgw_load_report_progress_json(const struct mgw_load_stats *st,
+                                     size_t inflight, uint64_t now);
+
 /* Erases the progress line. */
 void mgw_load_report_progress_clear(FILE *out);
 

@@ -420,6 +420,9 @@ static const struct mgw_cfg_field output_fields[] = {
 	{.key = "clock_file", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_load_output_conf, clock_file),
 	 .check = check_nonempty},
+	{.key = "progress_file", .type = MGW_CFG_STRING,
+	 MGW_CFG_AT(struct mgw_load_output_conf, progress_file),
+	 .check = check_nonempty},
 };
 static const struct mgw_cfg_section output_section = {
 	.size = sizeof(struct mgw_load_output_conf),

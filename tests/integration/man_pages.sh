@@ -57,6 +57,8 @@ done
 
 help=$("$BENCH" --help 2>&1) || die "mcpgw-bench --help failed"
 compare "mcpgw-bench" "$help" "$(section "$MAN_BENCH" OPTIONS)"
+help=$("$BENCH" soak --help 2>&1) || die "mcpgw-bench soak --help failed"
+compare "mcpgw-bench soak" "$help" "$(section "$MAN_BENCH" "SOAK OPTIONS")"
 
 # Every subcommand in the usage is in the synopsis.
 for sub in serve backend load check-config version help; do

@@ -3,8 +3,10 @@
  * else, is told apart from one that is slow; a kill is seen in the reaped
  * status; stop escalates to SIGKILL for a child that ignores SIGTERM (and
  * reaches its whole process group); a child that already exited is not
- * signalled; version lines are captured; and an exec failure is exit
- * status 127. */
+ * signalled; version lines are captured; an exec failure is exit
+ * status 127; a child's RSS and open descriptors are read from /proc;
+ * and a process moved to another slot is still stopped by the
+ * emergency teardown. */
 #include "autoconf.h"
 
 #include <dirent.h>
@@ -158,6 +160,72 @@ static void test_capture(void **state)
 	assert_string_equal(line, "");
 }
 
+static void test_rss_parse(void **state)
+{
+	(void)state;
+	assert_int_equal(mgw_bench_status_rss_kib(
+		"Name:\tmcpgw\nVmPeak:\t  9999 kB\nVmRSS:\t   12345 kB\n"), 12345);
+	assert_int_equal(mgw_bench_status_rss_kib("Name:\tx\nVmRSS:\n"), -1);
+	assert_int_equal(mgw_bench_status_rss_kib("Name:\tkthreadd\n"), -1);
+	assert_int_equal(mgw_bench_status_rss_kib(""), -1);
+}
+
+/* A child holding two more descriptors than a plain sleep is counted
+ * with two more; a reaped child has neither RSS nor descriptors. */
+static void test_rss_and_fds(void **state)
+{
+	char *plain[] = { "/bin/sh", "-c", "exec sleep 30", NULL };
+	char *more[] = { "/bin/sh", "-c", "exec 7</dev/null 8</dev/null; "
+	                 "exec sleep 30", NULL };
+	struct mgw_bench_proc a, b;
+	long long fa = -1, fb = -1;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	assert_int_equal(mgw_bench_proc_spawn(&a, "a", plain, out, err, 1), 0);
+	assert_int_equal(mgw_bench_proc_spawn(&b, "b", more, NULL, NULL, 1), 0);
+	/* until both have exec'd sleep (the shell's own descriptors differ) */
+	for (int i = 0; i < 200; i++) {
+		fa = mgw_bench_proc_fd_count(a.pid);
+		fb = mgw_bench_proc_fd_count(b.pid);
+		if (fa > 0 && fb == fa + 2)
+			break;
+		usleep(10000);
+	}
+	assert_true(fa >= 3);
+	assert_int_equal(fb, fa + 2);
+	assert_true(mgw_bench_proc_rss_kib(a.pid) > 0);
+	assert_int_equal(mgw_bench_proc_stop(&a, SIGKILL, 2.0), 0);
+	assert_int_equal(mgw_bench_proc_stop(&b, SIGKILL, 2.0), 0);
+	assert_int_equal(mgw_bench_proc_rss_kib(a.pid), -1);
+	assert_int_equal(mgw_bench_proc_fd_count(a.pid), -1);
+}
+
+static void test_move(void **state)
+{
+	char *av[] = { "/bin/sh", "-c", "exec sleep 30", NULL };
+	struct mgw_bench_proc src, dst;
+	pid_t pid;
+
+	(void)state;
+	memset(&src, 0, sizeof(src));
+	memset(&dst, 0, sizeof(dst));
+	assert_int_equal(mgw_bench_proc_spawn(&src, "replacement", av, NULL,
+	                                      NULL, 1), 0);
+	pid = src.pid;
+	mgw_bench_proc_move(&dst, &src);
+	assert_int_equal(src.pid, 0);
+	assert_int_equal(src.registered, 0);
+	assert_int_equal(dst.pid, pid);
+	assert_string_equal(dst.role, "replacement");
+	assert_int_equal(dst.registered, 1);
+	/* the registry now names dst: the teardown stops and reaps it */
+	mgw_bench_proc_kill_all();
+	assert_int_equal(dst.reaped, 1);
+	assert_int_equal(mgw_bench_proc_running(&dst), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +233,9 @@ int main(void)
 		cmocka_unit_test(test_exits_first),
 		cmocka_unit_test(test_stop_escalates),
 		cmocka_unit_test(test_capture),
+		cmocka_unit_test(test_rss_parse),
+		cmocka_unit_test(test_rss_and_fds),
+		cmocka_unit_test(test_move),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

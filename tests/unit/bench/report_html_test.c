@@ -8,7 +8,8 @@
  * named with a <script> tag stays text), and the awkward inputs - an
  * empty scene, missing run files, a run whose kill did not land, a cell
  * without a valid repetition, a report that is not one, an unwritable
- * output - neither crash nor produce a half-written file. */
+ * output - neither crash nor produce a half-written file.  And soak.html
+ * (report_html_soak.c) on the same shared pieces. */
 #include "autoconf.h"
 
 #include <ctype.h>
@@ -523,6 +524,63 @@ static void test_bad_input(void **state)
 	json_decref(ok);
 }
 
+/* soak.html (report_html_soak.c): a soak.json with two kills, one of
+ * them after the planned end, renders well-formed with the shared page
+ * around it - one chart whose panels use the shared axes, a marker per
+ * kill inside the run and the start sample, the targets with a miss,
+ * text escaped, the setup tables last - and a document without samples
+ * is refused without writing anything. */
+static void test_soak_page(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *doc = json_pack(
+		"{s:s, s:b, s:b, s:{s:f, s:f}, s:[{s:f, s:i, s:i}, {s:f, s:i, s:i},"
+		" {s:f, s:i, s:i}], s:{s:[f, f]}, s:{s:f, s:i}, s:[{s:s, s:f, s:f,"
+		" s:b}, {s:s, s:f, s:b}], s:[{s:f, s:s, s:s}], s:{s:s}}",
+		"cell", EVIL, "passed", 0, "valid", 1,
+		"options", "duration_s", 40.0, "sample_every_s", 2.0,
+		"samples", "t_s", 0.0, "rss_kib", 10240, "fds", 20,
+		"t_s", 10.0, "rss_kib", 11264, "fds", 22,
+		"t_s", 20.0, "rss_kib", 11300, "fds", 21,
+		"kills", "at_s", 10.0, 55.0,
+		"rss_kib", "start_t_s", 10.0, "start", 11264,
+		"targets", "name", "rss growth <%>", "limit", 5.0, "value", 0.3,
+		"passed", 1, "name", "losses", "limit", 0.0, "passed", 0,
+		"first_failures", "t_s", 10.5, "kind", "<502>", "detail", "x",
+		"machine", "cpu", "test");
+	char *html;
+
+	assert_non_null(doc);
+	assert_int_equal(mgw_bench_soak_html(doc, fx->out), 0);
+	html = slurp(fx->out);
+	assert_well_formed(html);
+	assert_int_equal(count(html, "<svg"), 1);
+	assert_int_equal(count(html, "class=\"yaxis\" data-panel=\"rss\""), 1);
+	assert_int_equal(count(html, "class=\"yaxis\" data-panel=\"fds\""), 1);
+	/* the kill at 55 s is after the 40 s run: left out */
+	assert_int_equal(count(html, "<line class=\"kill\""), 1);
+	assert_non_null(strstr(html, "kill at 10.00 s"));
+	assert_int_equal(count(html, "<line class=\"warmup\""), 1);
+	assert_null(strstr(html, "<script>"));
+	assert_non_null(strstr(html, "pod &lt;script&gt;alert(1)&lt;/script&gt;"
+	                             " &amp; &#39;x&#39;: <b>a target was "
+	                             "missed</b>"));
+	assert_non_null(strstr(html, "rss growth &lt;%&gt;"));
+	assert_non_null(strstr(html, "<td>not measured</td><td><b>MISS</b>"));
+	assert_non_null(strstr(html, "&lt;502&gt;"));
+	/* the figures before the setup tables, the machine among the last */
+	assert_true(strstr(html, "id=\"rss\"") < strstr(html, "id=\"setup\""));
+	assert_true(strstr(html, "id=\"setup\"") < strstr(html, "id=\"machine\""));
+	free(html);
+	json_decref(doc);
+
+	doc = json_pack("{s:s}", "cell", "no samples");
+	assert_int_equal(remove(fx->out), 0);
+	assert_int_equal(mgw_bench_soak_html(doc, fx->out), MGW_EINVAL);
+	assert_int_equal(access(fx->out, F_OK), -1);
+	json_decref(doc);
+}
+
 static void test_html_main(void **state)
 {
 	struct fixture *fx = *state;
@@ -720,6 +778,7 @@ int main(void)
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html_main, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_soak_page, setup, teardown),
 		cmocka_unit_test(test_checker_rejects),
 	};
 
