@@ -22,7 +22,8 @@ static const struct mgw_cfg_enum sse_modes[] = {
 	{"never", MGW_SSE_NEVER}, {"always", MGW_SSE_ALWAYS}, {NULL, 0},
 };
 static const struct mgw_cfg_enum rs_modes[] = {
-	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED}, {NULL, 0},
+	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED},
+	{"redis", MGW_RS_REDIS},   {NULL, 0},
 };
 /* Widely used servers answer 400 for a lost session, the spec says 404. */
 static const struct mgw_cfg_enum lost_statuses[] = {
