@@ -54,6 +54,16 @@ enum mgw_load_flow {
 	 * naming an unknown handle is MGW_LOAD_HANDLE_LOST and drops the
 	 * handle, so the next call of the spec creates a new one. */
 	MGW_LOAD_FLOW_COUNTER,
+	/* A multi round-trip dialogue (SEP-2322, MRTR): `tool` with
+	 * `arguments`; while the result has resultType "input_required" the
+	 * agent sends the same request again (a new id) with inputResponses -
+	 * for each key of inputRequests the entry of `answers` of that name,
+	 * else the entry "*" - and the requestState echoed, at most
+	 * max_rounds times.  The whole dialogue is one logical call; a
+	 * JSON-RPC error saying the server does not have the state it was
+	 * given back is MGW_LOAD_STATE_LOST.  Modern requests declare the
+	 * elicitation capability. */
+	MGW_LOAD_FLOW_MRTR,
 };
 
 /* Where the load goes.  Built once by the command (or a test) and shared,
@@ -103,6 +113,11 @@ struct mgw_load_call_spec {
 	double weight;             /* > 0; relative share of the mix */
 	const char *create_tool;   /* FLOW_COUNTER: "counter_create" */
 	const char *handle_arg;    /* FLOW_COUNTER: "handle" */
+	/* FLOW_MRTR: input request name -> the response to send (an object,
+	 * e.g. {"action": "accept", "content": {...}}); "*" for any other
+	 * name.  Borrowed like arguments. */
+	json_t *answers;
+	long max_rounds;           /* FLOW_MRTR: input rounds at most (> 0) */
 };
 
 /* Behaviour shared by all agents of a run.  Read-only; must outlive the
@@ -153,6 +168,11 @@ enum mgw_load_outcome {
 	MGW_LOAD_SESSION_LOST,
 	/* Modern handle flow: the tool error "unknown handle". */
 	MGW_LOAD_HANDLE_LOST,
+	/* MRTR dialogue: the server answered a retry carrying requestState
+	 * with a JSON-RPC error meaning it does not have that state (the
+	 * mcpgw backend's -32040 "unknown": another replica's memory state,
+	 * and -32041 "invalid": sealed with a key it does not hold). */
+	MGW_LOAD_STATE_LOST,
 	MGW_LOAD_HTTP_4XX,         /* other 4xx answers */
 	MGW_LOAD_HTTP_5XX,         /* other 5xx answers */
 	MGW_LOAD_RPC_ERROR,        /* a JSON-RPC error object in the answer */
@@ -184,6 +204,10 @@ struct mgw_load_result {
 	 * transport (after any handshake or handle creation it needed), for
 	 * the service time; 0 when it was never sent. */
 	uint64_t sent_ns;
+	/* FLOW_MRTR: dialogue is 1, rounds the input_required answers the
+	 * agent followed (retries sent) before the dialogue ended. */
+	unsigned dialogue;
+	unsigned rounds;
 	/* Short reason for a failure, for logs ("HTTP 404", "unknown
 	 * handle", "connect: refused"); NULL for MGW_LOAD_OK. */
 	const char *detail;

@@ -113,8 +113,11 @@ struct ld_msg *ld_modern_request(struct mgw_load_agent *a, const char *method,
 
 	if (!params)
 		params = json_object();
-	meta = json_pack("{s:s, s:O, s:{}}", META_VERSION, a->modern_version,
-	                 META_INFO, a->client_info, META_CAPS);
+	/* MRTR servers may only ask for input the client declared */
+	meta = json_pack("{s:s, s:O, s:o}", META_VERSION, a->modern_version,
+	                 META_INFO, a->client_info, META_CAPS,
+	                 a->spec && a->spec->flow == MGW_LOAD_FLOW_MRTR
+	                 ? json_pack("{s:{}}", "elicitation") : json_object());
 	if (!params || !meta) {
 		json_decref(params);
 		json_decref(meta);

@@ -120,6 +120,14 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	                    json_integer((json_int_t)row->c.reinit));
 	json_object_set_new(o, "reconnects",
 	                    json_integer((json_int_t)row->c.reconnects));
+	json_object_set_new(o, "dialogues",
+	                    json_integer((json_int_t)row->c.dialogues));
+	json_object_set_new(o, "rounds", json_integer((json_int_t)row->c.rounds));
+	json_object_set_new(o, "rounds_per_dialogue",
+	                    row->c.dialogues
+	                    ? json_real(round3((double)row->c.rounds /
+	                                       (double)row->c.dialogues))
+	                    : json_null());
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
 	return o;
 }
@@ -582,6 +590,12 @@ void mgw_load_report_table(FILE *out, const struct mgw_load_conf *c,
 
 		if (!st->phases[p].ran)
 			continue;
+		if (k->dialogues)
+			fprintf(out, "%s: %llu dialogues, %llu rounds (%.2f per "
+			        "dialogue)\n", st->phases[p].name,
+			        (unsigned long long)k->dialogues,
+			        (unsigned long long)k->rounds,
+			        (double)k->rounds / (double)k->dialogues);
 		if (!mgw_load_failed(k) && !k->shed && !k->reinit && !k->reconnects)
 			continue;
 		fprintf(out, "%s:", st->phases[p].name);

@@ -15,6 +15,7 @@ static const char *const outcome_names[MGW_LOAD_OUTCOME_N] = {
 	[MGW_LOAD_OK] = "ok",
 	[MGW_LOAD_SESSION_LOST] = "session_lost",
 	[MGW_LOAD_HANDLE_LOST] = "handle_lost",
+	[MGW_LOAD_STATE_LOST] = "state_lost",
 	[MGW_LOAD_HTTP_4XX] = "http_4xx",
 	[MGW_LOAD_HTTP_5XX] = "http_5xx",
 	[MGW_LOAD_RPC_ERROR] = "rpc_error",
@@ -52,6 +53,8 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->shed += s->shed;
 	d->reinit += s->reinit;
 	d->reconnects += s->reconnects;
+	d->dialogues += s->dialogues;
+	d->rounds += s->rounds;
 	d->bytes += s->bytes;
 }
 
@@ -250,6 +253,8 @@ static void count_result(struct mgw_load_counts *c,
 		c->fail[MGW_LOAD_CONNECT_ERROR]++; /* never: agents classify */
 	c->reinit += r->reinitialized;
 	c->reconnects += r->reconnected;
+	c->dialogues += r->dialogue;
+	c->rounds += r->rounds;
 	c->bytes += r->bytes;
 }
 
