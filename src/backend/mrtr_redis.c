@@ -26,6 +26,9 @@
 
 #define KEY_PREFIX "mcpgw:rs:"
 #define OP_TIMEOUT 2.0
+/* The key outlives its state by the TTL clamped to this range: at least
+ * a few seconds, since expiry is checked in whole seconds. */
+#define GRACE_MIN_S 5
 #define GRACE_MAX_S 60
 
 /* KEYS[1] the state; ARGV[1] the presenter's argument digest, ARGV[2]
@@ -157,7 +160,8 @@ void mgw_mrtr_redis_put(struct mgw_mrtr_redis *r, const char *id, int64_t exp,
                         const char *json, mgw_mrtr_redis_cb cb, void *arg)
 {
 	char key[sizeof(KEY_PREFIX) + 64], ex[24], head[64];
-	int64_t grace = ttl_s < GRACE_MAX_S ? ttl_s : GRACE_MAX_S;
+	int64_t grace = ttl_s < GRACE_MIN_S ? GRACE_MIN_S
+	                : ttl_s > GRACE_MAX_S ? GRACE_MAX_S : ttl_s;
 	size_t hl, jl = strlen(json);
 	char *val;
 	const char *argv[5];

@@ -209,11 +209,18 @@ static json_t *config_json(const struct mgw_load_conf *c)
 		json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:O}", "name", k->name,
 		                      "tool", k->tool,
 		                      "flow", k->flow == MGW_LOAD_FLOW_COUNTER
-		                              ? "counter" : "call",
+		                              ? "counter"
+		                              : k->flow == MGW_LOAD_FLOW_MRTR ? "mrtr"
+		                                                              : "call",
 		                      "weight", k->weight, "arguments", k->arguments);
 		if (e && k->create_tool)
 			json_object_set_new(e, "create_tool",
 			                    json_string(k->create_tool));
+		if (e && k->flow == MGW_LOAD_FLOW_MRTR) {
+			json_object_set(e, "answers", k->answers);
+			json_object_set_new(e, "max_rounds",
+			                    json_integer((json_int_t)k->max_rounds));
+		}
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(o, "calls", a);

@@ -852,7 +852,7 @@ static int check_answers(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,
 		name = json_object_iter_key(it);
 		v = json_incref(json_object_iter_value(it));
 		rc = answer_value(c, at, name, &v);
-		if (rc == 0 && json_object_iter_set(obj, it, v) != 0)
+		if (rc == 0 && json_object_iter_set_new(obj, it, v) != 0)
 			rc = mgw_cfg_fail(c, at, NULL, "out of memory");
 		else if (rc != 0)
 			json_decref(v);

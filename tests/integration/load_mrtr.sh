@@ -48,6 +48,8 @@ assert_eq "one replica: dialogues counted" $N "$(lj .total.dialogues)"
 assert_eq "one replica: exactly N*R rounds" $((N * R)) "$(lj .total.rounds)"
 assert_eq "one replica: rounds per dialogue" $R "$(lj .total.rounds_per_dialogue)"
 assert_eq "one replica: per-tool rounds" $((N * R)) "$(lj .total.per_tool.book.rounds)"
+assert_eq "one replica: the plan in the report" "mrtr 20 true" \
+	"$(lj '.config.calls[0] | "\(.flow) \(.max_rounds) \(.answers.confirm.content.confirm)"')"
 assert_eq "one replica: the replica booked N times" $N "$(stat "$ONE" mrtr_completed)"
 assert_eq "one replica: the replica issued N*R states" $((N * R)) "$(stat "$ONE" mrtr_states_issued)"
 TEXT=$(timeout 60 "$MCPGW" load --scenario "$SC" --target "http://$ONE/mcp" 2>&1)
