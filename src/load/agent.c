@@ -517,18 +517,21 @@ static json_t *mrtr_answers(struct mgw_load_agent *a, const json_t *reqs)
 }
 
 /* An input_required result of an MRTR dialogue: the next round (the
- * original request again, a new id) or, past max_rounds or without an
- * answer, the end of the dialogue. */
+ * original request again, a new id, inputResponses when the server asked
+ * for input, requestState only when it gave one) or, past max_rounds or
+ * without an answer, the end of the dialogue. */
 static void mrtr_round(struct mgw_load_agent *a, const json_t *result)
 {
 	const json_t *reqs = json_object_get(result, "inputRequests");
 	const json_t *rs = json_object_get(result, "requestState");
-	json_t *resp;
+	json_t *resp = NULL;
 
-	if (!json_is_object(reqs) || json_object_size(reqs) == 0 ||
-	    (rs && !json_is_string(rs))) {
-		set_detail(a, "input_required without inputRequests, or with a "
-		           "requestState that is not a string");
+	/* both are optional, but one of them must be there (spec: server
+	 * requirements); without inputRequests the retry goes at once */
+	if ((reqs && !json_is_object(reqs)) || (rs && !json_is_string(rs)) ||
+	    (!reqs && !rs)) {
+		set_detail(a, "malformed input_required result (inputRequests not "
+		           "an object, requestState not a string, or neither)");
 		finish(a, MGW_LOAD_RPC_ERROR);
 		return;
 	}
@@ -538,8 +541,7 @@ static void mrtr_round(struct mgw_load_agent *a, const json_t *result)
 		finish(a, MGW_LOAD_TOOL_ERROR);
 		return;
 	}
-	resp = mrtr_answers(a, reqs);
-	if (!resp) {
+	if (reqs && !(resp = mrtr_answers(a, reqs))) {
 		finish(a, MGW_LOAD_TOOL_ERROR);
 		return;
 	}

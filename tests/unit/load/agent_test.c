@@ -295,7 +295,9 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 /* The "ask" tool, an MRTR dialogue of two input rounds: no state asks
  * "q1" (state "s1"), "s1" answered asks "q2" (state "s2"), "s2" answered
  * completes; any other state, or every state with mrtr_forget, is the
- * JSON-RPC error -32040.  A round whose answer is missing asks again. */
+ * JSON-RPC error -32040.  A round whose answer is missing asks again.
+ * With the argument "wait": a round with no inputRequests (state "w1"
+ * only), retried at once, completes. */
 static void run_ask(struct srv *s, struct mgw_http_exchange *x,
                     struct mgw_jrpc_msg *m)
 {
@@ -307,6 +309,16 @@ static void run_ask(struct srv *s, struct mgw_http_exchange *x,
 
 	if (!json_is_object(json_object_get(caps, "elicitation"))) {
 		reply_result(s, x, m->id, tool_text("no elicitation", 1, NULL), NULL);
+		return;
+	}
+	if (json_object_get(json_object_get(m->params, "arguments"), "wait")) {
+		reply_result(s, x, m->id, !rs
+		             ? json_pack("{s:s, s:s}", "resultType", "input_required",
+		                         "requestState", "w1")
+		             : tool_text(strcmp(rs, "w1") == 0 && !resp ? "done"
+		                                                        : "bad retry",
+		                         strcmp(rs, "w1") != 0 || resp != NULL, NULL),
+		             NULL);
 		return;
 	}
 	if (rs && (s->mrtr_forget || (strcmp(rs, "s1") != 0 && strcmp(rs, "s2") != 0))) {
@@ -1016,7 +1028,7 @@ static void test_mrtr_dialogue(void **state)
 		.arguments = f->echo_args, .weight = 1, .answers = answers,
 		.max_rounds = 5,
 	};
-	json_t *b, *p;
+	json_t *b, *p, *wait;
 
 	srv_start(&f->srv, f->base, SRV_MODERN);
 	f->opts.dialect = MGW_LOAD_MODERN;
@@ -1061,6 +1073,14 @@ static void test_mrtr_dialogue(void **state)
 	ask.max_rounds = 1;
 	assert_int_equal(call(f, &ask), MGW_LOAD_TOOL_ERROR);
 	assert_non_null(strstr(f->res.detail, "after 1 rounds"));
+
+	/* no inputRequests: retried at once, the state echoed, no
+	 * inputResponses (the scripted server checks both) */
+	wait = json_pack("{s:b}", "wait", 1);
+	ask.arguments = wait;
+	assert_int_equal(call(f, &ask), MGW_LOAD_OK);
+	assert_int_equal(f->res.rounds, 1);
+	json_decref(wait);
 	json_decref(answers);
 }
 
