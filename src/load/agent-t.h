@@ -64,6 +64,17 @@ enum mgw_load_flow {
 	 * given back is MGW_LOAD_STATE_LOST.  Modern requests declare the
 	 * elicitation capability. */
 	MGW_LOAD_FLOW_MRTR,
+	/* A task (tasks utility of 2025-11-25, SEP-2663 extension of
+	 * 2026-07-28): the tools/call asks for a task (legacy: params.task;
+	 * modern: the request declares io.modelcontextprotocol/tasks); a
+	 * CreateTaskResult is followed by tasks/get every pollInterval the
+	 * server suggests (Mcp-Name: taskId on the modern era) until the task
+	 * is terminal, within the call's timeout; legacy then fetches the
+	 * result with tasks/result.  A server that answers with a plain
+	 * result instead is an ordinary call.  -32602 to a tasks/get or
+	 * tasks/result (the replica does not know the task) is
+	 * MGW_LOAD_TASK_LOST. */
+	MGW_LOAD_FLOW_TASK,
 };
 
 /* Where the load goes.  Built once by the command (or a test) and shared,
@@ -168,11 +179,6 @@ enum mgw_load_outcome {
 	MGW_LOAD_SESSION_LOST,
 	/* Modern handle flow: the tool error "unknown handle". */
 	MGW_LOAD_HANDLE_LOST,
-	/* MRTR dialogue: the server answered a retry carrying requestState
-	 * with a JSON-RPC error meaning it does not have that state (the
-	 * mcpgw backend's -32040 "unknown": another replica's memory state,
-	 * and -32041 "invalid": sealed with a key it does not hold). */
-	MGW_LOAD_STATE_LOST,
 	MGW_LOAD_HTTP_4XX,         /* other 4xx answers */
 	MGW_LOAD_HTTP_5XX,         /* other 5xx answers */
 	MGW_LOAD_RPC_ERROR,        /* a JSON-RPC error object in the answer */
@@ -181,6 +187,14 @@ enum mgw_load_outcome {
 	/* No answer: connect/TLS failure, connection closed or reset, a
 	 * malformed response, a stdio server that died. */
 	MGW_LOAD_CONNECT_ERROR,
+	/* Task flow: the replica polled did not know the task (-32602 to
+	 * tasks/get or tasks/result): its record lives on another one. */
+	MGW_LOAD_TASK_LOST,
+	/* MRTR dialogue: the server answered a retry carrying requestState
+	 * with a JSON-RPC error meaning it does not have that state (the
+	 * mcpgw backend's -32040 "unknown": another replica's memory state,
+	 * and -32041 "invalid": sealed with a key it does not hold). */
+	MGW_LOAD_STATE_LOST,
 	MGW_LOAD_OUTCOME_N,
 };
 
@@ -208,6 +222,10 @@ struct mgw_load_result {
 	 * agent followed (retries sent) before the dialogue ended. */
 	unsigned dialogue;
 	unsigned rounds;
+	/* Task flow: 1 when the server answered with a task; the tasks/get
+	 * requests the call sent. */
+	unsigned tasks;
+	unsigned polls;
 	/* Short reason for a failure, for logs ("HTTP 404", "unknown
 	 * handle", "connect: refused"); NULL for MGW_LOAD_OK. */
 	const char *detail;

@@ -128,6 +128,8 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	                    ? json_real(round3((double)row->c.rounds /
 	                                       (double)row->c.dialogues))
 	                    : json_null());
+	json_object_set_new(o, "tasks", json_integer((json_int_t)row->c.tasks));
+	json_object_set_new(o, "task_polls", json_integer((json_int_t)row->c.polls));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
 	return o;
 }
@@ -655,10 +657,13 @@ void mgw_load_report_progress(FILE *out, const struct mgw_load_conf *c,
 	fprintf(out, " in-flight %zu", inflight);
 	if (k->shed)
 		fprintf(out, " shed %llu", (unsigned long long)k->shed);
-	if (k->fail[MGW_LOAD_SESSION_LOST] || k->fail[MGW_LOAD_HANDLE_LOST])
-		fprintf(out, " lost %llu/%llu",
+	if (k->fail[MGW_LOAD_SESSION_LOST] || k->fail[MGW_LOAD_HANDLE_LOST] ||
+	    k->fail[MGW_LOAD_TASK_LOST] || k->fail[MGW_LOAD_STATE_LOST])
+		fprintf(out, " lost %llu/%llu/%llu/%llu",
 		        (unsigned long long)k->fail[MGW_LOAD_SESSION_LOST],
-		        (unsigned long long)k->fail[MGW_LOAD_HANDLE_LOST]);
+		        (unsigned long long)k->fail[MGW_LOAD_HANDLE_LOST],
+		        (unsigned long long)k->fail[MGW_LOAD_TASK_LOST],
+		        (unsigned long long)k->fail[MGW_LOAD_STATE_LOST]);
 	fflush(out);
 }
 

@@ -15,13 +15,14 @@ static const char *const outcome_names[MGW_LOAD_OUTCOME_N] = {
 	[MGW_LOAD_OK] = "ok",
 	[MGW_LOAD_SESSION_LOST] = "session_lost",
 	[MGW_LOAD_HANDLE_LOST] = "handle_lost",
-	[MGW_LOAD_STATE_LOST] = "state_lost",
 	[MGW_LOAD_HTTP_4XX] = "http_4xx",
 	[MGW_LOAD_HTTP_5XX] = "http_5xx",
 	[MGW_LOAD_RPC_ERROR] = "rpc_error",
 	[MGW_LOAD_TOOL_ERROR] = "tool_error",
 	[MGW_LOAD_TIMEOUT] = "timeout",
 	[MGW_LOAD_CONNECT_ERROR] = "connect_error",
+	[MGW_LOAD_TASK_LOST] = "task_lost",
+	[MGW_LOAD_STATE_LOST] = "state_lost",
 };
 
 const char *mgw_load_outcome_name(enum mgw_load_outcome o)
@@ -55,6 +56,8 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->reconnects += s->reconnects;
 	d->dialogues += s->dialogues;
 	d->rounds += s->rounds;
+	d->tasks += s->tasks;
+	d->polls += s->polls;
 	d->bytes += s->bytes;
 }
 
@@ -252,6 +255,8 @@ static void count_result(struct mgw_load_counts *c,
 	else
 		c->fail[MGW_LOAD_CONNECT_ERROR]++; /* never: agents classify */
 	c->reinit += r->reinitialized;
+	c->tasks += r->tasks;
+	c->polls += r->polls;
 	c->reconnects += r->reconnected;
 	c->dialogues += r->dialogue;
 	c->rounds += r->rounds;

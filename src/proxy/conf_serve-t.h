@@ -128,17 +128,45 @@ struct mgw_rate_limit_conf {
 	                            * gateway, or one in Redis for all */
 };
 
+/* A "redis:" section of a proxy feature that shares state between
+ * gateways (rate_limits.redis, mrtr_guard.redis; conf_ratelimit.c). */
+struct mgw_redis_conf {
+	char *url;                 /* url (none) */
+	double timeout;            /* timeout (50ms) per command */
+	char **sentinels;          /* sentinels (none): as
+	                            * sessions.redis.sentinels */
+	size_t n_sentinels;
+	char *master_name;         /* master_name */
+};
+
 /* "rate_limits:": what every route's rate_limit shares. */
 struct mgw_rate_limits_conf {
 	uint32_t max_keys;         /* max_keys (100000): buckets the gateway
 	                            * keeps; the least recently used go */
-	char *redis_url;           /* redis.url (none): for shared: redis */
-	double redis_timeout;      /* redis.timeout (50ms): a slower answer
-	                            * falls back to the local bucket */
-	char **redis_sentinels;    /* redis.sentinels (none): as
-	                            * sessions.redis.sentinels */
-	size_t redis_n_sentinels;
-	char *redis_master_name;   /* redis.master_name */
+	struct mgw_redis_conf redis; /* redis: for shared: redis; a slower
+	                            * answer than redis.timeout falls back
+	                            * to the local bucket */
+};
+
+/* A route's "mrtr: {single_use, ttl, shared}" (conf_mrtr.c): the
+ * at-most-once guard for SEP-2322 requestState (check_mrtr.c). */
+enum mgw_mrtr_shared_conf { MGW_MRTR_SHARED_NONE, MGW_MRTR_SHARED_REDIS };
+struct mgw_mrtr_conf {
+	int single_use;            /* single_use (required): a requestState
+	                            * is let through once within ttl */
+	double ttl;                /* ttl (10m): how long its digest is kept */
+	int shared;                /* shared: none|redis (none): this
+	                            * gateway's workers, or every gateway
+	                            * through Redis; MGW_MRTR_SHARED_* */
+};
+
+/* "mrtr_guard:": what every route's mrtr: shares. */
+struct mgw_mrtr_guard_conf {
+	uint32_t max_states;       /* max_states (100000): digests kept by
+	                            * this gateway; when full, new states
+	                            * are refused (503), never forgotten */
+	struct mgw_redis_conf redis; /* redis: for shared: redis (none:
+	                            * rate_limits.redis) */
 };
 
 /* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */
@@ -171,6 +199,8 @@ struct mgw_route_conf {
 	size_t n_required_scopes;
 	int has_rate_limit;        /* rate_limit: given */
 	struct mgw_rate_limit_conf rate_limit;
+	int has_mrtr;              /* mrtr: given */
+	struct mgw_mrtr_conf mrtr;
 	/* tool policy (issue 15; conf_policy-t.h, doc/security.md) */
 	struct mgw_policy_lists policy;  /* allow_* / deny_* lists */
 	struct mgw_policy_rule_conf *policy_rules; /* policy: first rule
@@ -218,6 +248,7 @@ struct mgw_serve_conf {
 	struct mgw_auth_conf auth; /* auth: (auth.enabled: the section is
 	                            * there) */
 	struct mgw_rate_limits_conf rate_limits; /* rate_limits: */
+	struct mgw_mrtr_guard_conf mrtr_guard; /* mrtr_guard: */
 	int keys_given;            /* the file had one of these keys: it is
 	                            * meant for `mcpgw serve` (check-config) */
 };

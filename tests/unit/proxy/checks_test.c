@@ -114,14 +114,19 @@ static void test_table_order(void **state)
 	assert_int_equal(t[i]->handlers, MGW_H_ALL);
 	/* the tool policy after the headers were confirmed against the
 	 * body, for both handlers (legacy requests in a session too) */
-	assert_string_equal(t[n - 2]->name, "policy");
-	assert_int_equal(t[n - 2]->phase, MGW_PHASE_ROUTED);
-	assert_int_equal(t[n - 2]->handlers, MGW_H_ALL);
-	assert_true(pos(t, n, "sep2243") < n - 2);
-	/* rate limits last: after the route, after authentication (the
+	assert_string_equal(t[n - 3]->name, "policy");
+	assert_int_equal(t[n - 3]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 3]->handlers, MGW_H_ALL);
+	assert_true(pos(t, n, "sep2243") < n - 3);
+	/* rate limits after the route, after authentication (the
 	 * principal is its key), after validation and the policy (a refused
 	 * request takes no token) */
-	assert_string_equal(t[n - 1]->name, "rate-limit");
+	assert_string_equal(t[n - 2]->name, "rate-limit");
+	assert_int_equal(t[n - 2]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 2]->handlers, MGW_H_ALL);
+	/* the requestState guard last: a request any other check refuses
+	 * does not use up its state */
+	assert_string_equal(t[n - 1]->name, "mrtr-single-use");
 	assert_int_equal(t[n - 1]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 1]->handlers, MGW_H_ALL);
 	for (i = 0; i < n; i++) {

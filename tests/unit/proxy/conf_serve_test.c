@@ -437,8 +437,8 @@ static void test_rate_limits(void **state)
 	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_NONE);
 	assert_int_equal(s->routes[1].has_rate_limit, 0);
 	assert_int_equal(s->rate_limits.max_keys, 100000);
-	assert_null(s->rate_limits.redis_url);
-	assert_true(s->rate_limits.redis_timeout == 0.05);
+	assert_null(s->rate_limits.redis.url);
+	assert_true(s->rate_limits.redis.timeout == 0.05);
 	mgw_config_free(c);
 	c = load_ok(UP1 "rate_limits: {max_keys: 64, redis: {url: "
 	            "\"redis://127.0.0.1:1\", timeout: 10ms}}\n"
@@ -449,7 +449,7 @@ static void test_rate_limits(void **state)
 	assert_int_equal(s->routes[0].rate_limit.key, MGW_RL_KEY_TOOL);
 	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_REDIS);
 	assert_int_equal(s->rate_limits.max_keys, 64);
-	assert_string_equal(s->rate_limits.redis_url, "redis://127.0.0.1:1");
+	assert_string_equal(s->rate_limits.redis.url, "redis://127.0.0.1:1");
 	mgw_config_free(c);
 	expect_error(UP1 "routes:\n  - upstream: a\n    rate_limit: {rate: 0}\n",
 	             "t.yaml:7:24: routes[0].rate_limit.rate: must be more "
