@@ -29,7 +29,6 @@ struct lists {
 };
 
 static _Thread_local struct lists tl;
-static pthread_key_t key;
 
 static void release(struct lists *l)
 {
@@ -42,6 +41,9 @@ static void release(struct lists *l)
 		l->n[c] = 0;
 	}
 }
+
+#ifndef JALLOC_OFF
+static pthread_key_t key;
 
 static void on_thread_exit(void *arg)
 {
@@ -85,6 +87,8 @@ static void j_free(void *p)
 	tl.head[c] = p;
 	tl.n[c]++;
 }
+
+#endif /* JALLOC_OFF */
 
 int mgw_jalloc_init(void)
 {
