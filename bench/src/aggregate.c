@@ -15,7 +15,7 @@
 #include "bench/src/scene.h"
 
 const char *const mgw_bench_other_failures[] = {
-	"http_4xx", "http_5xx", "rpc_error", "tool_error", "timeout",
+	"state_lost", "http_4xx", "http_5xx", "rpc_error", "tool_error", "timeout",
 	"connect_error", "shed", NULL,
 };
 

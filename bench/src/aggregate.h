@@ -19,7 +19,8 @@ double mgw_bench_median(double *v, size_t n);
 
 /* The failure kinds of a load report's "failures" object that the table
  * sums as "other failures": every kind except session_lost and
- * handle_lost (NULL-terminated). */
+ * handle_lost (NULL-terminated; state_lost, the MRTR state losses of
+ * mcpgw load, counts here until the table has a column for it). */
 extern const char *const mgw_bench_other_failures[];
 
 /* Builds the report.json object of cell c from its repetitions.  runs is

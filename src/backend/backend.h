@@ -202,5 +202,6 @@ json_t *mgw_be_stats_json(const struct mgw_backend *be);
 /* Names for logs and stats. */
 const char *mgw_be_era_name(enum mgw_era_conf era);
 const char *mgw_be_state_name(enum mgw_state_conf state);
+const char *mgw_be_rs_name(enum mgw_rs_conf rs);
 
 #endif

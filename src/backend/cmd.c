@@ -65,7 +65,7 @@ static void usage(FILE *out)
 "        every replica with the same key accepts.  redis: a key in a shared\n"
 "        Redis.  Legacy counters always live in the session.  Default: memory.\n"
 "  --redis URL\n"
-"        Redis for --state redis: redis://[:PASSWORD@]HOST[:PORT][/DB] or\n"
+"        Redis for --state redis and --request-state redis: redis://[:PASSWORD@]HOST[:PORT][/DB] or\n"
 "        unix:PATH (%XX escapes in the password are decoded).  An\n"
 "        unreachable Redis is not fatal: counter tools answer\n"
 "        'state store unavailable' while the server reconnects with backoff.\n"
@@ -77,12 +77,15 @@ static void usage(FILE *out)
 "  --handle-ttl DURATION\n"
 "        Lifetime of hmac and redis handles, and idle lifetime of memory\n"
 "        handles.  Default: 1h.\n"
-"  --request-state memory|sealed\n"
+"  --request-state memory|sealed|redis\n"
 "        Where the book tool's multi round-trip dialogues (MRTR) keep their\n"
 "        requestState.  memory: an entry in this replica, consumed by its use\n"
 "        (another replica answers the JSON-RPC error -32040).  sealed: \n"
 "        'rs1.' base64url(expiry, state) '.' HMAC-SHA256 with the --key-file\n"
-"        keys, so any replica with the same keys continues.  Default: memory.\n"
+"        keys, so any replica with the same keys continues.  redis: 'rr1.' +\n"
+"        random id naming a key in the --redis server, so any replica\n"
+"        sharing it continues (Redis unavailable: JSON-RPC error -32047).\n"
+"        Default: memory.\n"
 "  --request-state-ttl DURATION\n"
 "        Lifetime of a requestState (1s to 24h).  Default: 10m.\n"
 "  --request-state-bind-principal\n"
@@ -90,7 +93,9 @@ static void usage(FILE *out)
 "        field: presented with another one it is refused (-32045).\n"
 "  --single-use\n"
 "        Sealed: remember each requestState presented here until it expires,\n"
-"        refusing a second presentation (-32046).  Per replica.\n"
+"        refusing a second presentation (-32046).  Per replica.  Redis: the\n"
+"        state is marked used in Redis as it is read (atomically), so a\n"
+"        second presentation is refused on every replica (-32046).\n"
 "  --tasks memory|redis\n"
 "        Where the records of tasks (slow_job run as a task; tasks/get,\n"
 "        tasks/cancel, tasks/update, legacy tasks/result) live.  memory: a map\n"
@@ -155,8 +160,9 @@ static void usage(FILE *out)
 "sessions_deleted, initialize_count, requests, requests_by_method,\n"
 "lost_session_rejections, handle_losses, sse_streams_open, uptime_s,\n"
 "mrtr_states_issued, mrtr_state_bytes_total, mrtr_state_bytes_max,\n"
-"mrtr_completed, mrtr_refusals, tasks, tasks_created, tasks_completed,\n"
-"tasks_cancelled, tasks_refused, tasks_unknown, tasks_running, tasks_held,\n"
+"mrtr_completed, mrtr_refusals, mrtr_store_ops (redis), tasks,\n"
+"tasks_created, tasks_completed, tasks_cancelled, tasks_refused,\n"
+"tasks_unknown, tasks_running, tasks_held,\n"
 "connections, ...); GET /whoami answers the replica id.\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
@@ -384,8 +390,10 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 			b->request_state = MGW_RS_MEMORY;
 		else if (strcmp(f->rs, "sealed") == 0)
 			b->request_state = MGW_RS_SEALED;
+		else if (strcmp(f->rs, "redis") == 0)
+			b->request_state = MGW_RS_REDIS;
 		else
-			return usage_error("invalid --request-state '%s' (memory or sealed)",
+			return usage_error("invalid --request-state '%s' (memory, sealed or redis)",
 			                   f->rs);
 	}
 	if (f->rs_ttl && (rc = duration_flag("--request-state-ttl", f->rs_ttl,
@@ -555,8 +563,7 @@ static int setup(struct mgw_backend *be, const struct mgw_config *cfg)
 			char err[512] = "";
 			if (mgw_mrtr_init(be, err, sizeof(err)) != 0) {
 				fprintf(stderr, "mcpgw backend: --request-state %s: %s\n",
-				        be->conf.request_state == MGW_RS_SEALED ? "sealed"
-				                                                : "memory", err);
+				        mgw_be_rs_name(be->conf.request_state), err);
 				return MGW_EXIT_USAGE;
 			}
 		}
@@ -608,7 +615,7 @@ int mgw_backend_main(int argc, char **argv)
 	         "request-state %s%s%s, path %s, sse %s", be.conf.id,
 	         mgw_be_era_name(be.conf.era), mgw_be_state_name(be.conf.state),
 	         mgw_config_tasks_name(be.conf.tasks),
-	         be.conf.request_state == MGW_RS_SEALED ? "sealed" : "memory",
+	         mgw_be_rs_name(be.conf.request_state),
 	         be.conf.request_state_bind_principal ? " bound to principal" : "",
 	         be.conf.single_use ? " single-use" : "",
 	         be.conf.path, be.conf.sse == MGW_SSE_ALWAYS ? "always" : "never");

@@ -10,7 +10,7 @@
 enum mgw_era_conf { MGW_ERA_LEGACY, MGW_ERA_MODERN, MGW_ERA_DUAL };
 enum mgw_state_conf { MGW_STATE_MEMORY, MGW_STATE_HMAC, MGW_STATE_REDIS };
 enum mgw_sse_conf { MGW_SSE_NEVER, MGW_SSE_ALWAYS };
-enum mgw_rs_conf { MGW_RS_MEMORY, MGW_RS_SEALED };
+enum mgw_rs_conf { MGW_RS_MEMORY, MGW_RS_SEALED, MGW_RS_REDIS };
 enum mgw_tasks_conf { MGW_TASKS_MEMORY, MGW_TASKS_REDIS };
 
 /* "backend:" section: the reference MCP server. */
@@ -29,7 +29,7 @@ struct mgw_backend_conf {
 	double handle_ttl;              /* handle_ttl: hmac/redis expiry (1h) */
 	char *path;                     /* path: MCP endpoint ("/mcp") */
 	/* MRTR (the book tool): requestState design and its checks */
-	enum mgw_rs_conf request_state; /* request_state: memory|sealed */
+	enum mgw_rs_conf request_state; /* request_state: memory|sealed|redis */
 	double request_state_ttl;       /* request_state_ttl (10m) */
 	int request_state_bind_principal; /* ..._bind_principal (false) */
 	int single_use;                 /* request_state_single_use (false) */

@@ -22,7 +22,8 @@ static const struct mgw_cfg_enum sse_modes[] = {
 	{"never", MGW_SSE_NEVER}, {"always", MGW_SSE_ALWAYS}, {NULL, 0},
 };
 static const struct mgw_cfg_enum rs_modes[] = {
-	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED}, {NULL, 0},
+	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED},
+	{"redis", MGW_RS_REDIS},   {NULL, 0},
 };
 static const struct mgw_cfg_enum task_modes[] = {
 	{"memory", MGW_TASKS_MEMORY}, {"redis", MGW_TASKS_REDIS}, {NULL, 0},

@@ -8,7 +8,9 @@
  * its arguments (a state presented with others is refused), optionally a
  * digest of the Authorization field (--request-state-bind-principal) and,
  * sealed, its expiry; --single-use keeps the nonces of sealed states
- * presented here so a second presentation is refused. */
+ * presented here so a second presentation is refused.  With the redis
+ * design (mrtr_redis.c) storing and reading the state are asynchronous:
+ * the call is answered from the Redis reply. */
 #include "autoconf.h"
 
 #include <stdio.h>
@@ -33,6 +35,7 @@ struct mgw_mrtr {
 	size_t nkeys;
 	struct mgw_strmap *states; /* memory: id -> struct mem_state */
 	struct mgw_strmap *used;   /* single-use: nonce -> int64_t exp */
+	struct mgw_mrtr_redis *redis; /* redis design */
 };
 
 struct mem_state {
@@ -64,6 +67,9 @@ int mgw_mrtr_init(struct mgw_backend *be, char *err, size_t errlen)
 			mgw_warn(NULL, "--request-state sealed without --key-file: a random "
 			         "key, so other replicas cannot continue this one's dialogues");
 	}
+	if (be->conf.request_state == MGW_RS_REDIS &&
+	    !(m->redis = mgw_mrtr_redis_new(be->base, be->conf.redis_url, err, errlen)))
+		goto fail;
 	be->mrtr = m;
 	return 0;
 fail:
@@ -100,6 +106,7 @@ void mgw_mrtr_deinit(struct mgw_backend *be)
 
 	if (!m)
 		return;
+	mgw_mrtr_redis_free(m->redis); /* answers its pending operations */
 	mgw_strmap_foreach(m->states, drop_state, NULL);
 	mgw_strmap_foreach(m->used, drop_used, NULL);
 	mgw_strmap_free(m->states);
@@ -114,8 +121,7 @@ void mgw_mrtr_describe(const struct mgw_backend *be, json_t *obj)
 	const struct mgw_be_stats *st = &be->stats;
 
 	json_object_set_new(obj, "request_state",
-	                    json_string(be->conf.request_state == MGW_RS_SEALED
-	                                ? "sealed" : "memory"));
+	                    json_string(mgw_be_rs_name(be->conf.request_state)));
 	json_object_set_new(obj, "mrtr_states_issued",
 	                    json_integer((json_int_t)st->mrtr_states_issued));
 	json_object_set_new(obj, "mrtr_state_bytes_total",
@@ -129,6 +135,8 @@ void mgw_mrtr_describe(const struct mgw_backend *be, json_t *obj)
 	if (be->mrtr)
 		json_object_set_new(obj, "mrtr_states_held",
 		                    json_integer((json_int_t)mgw_strmap_count(be->mrtr->states)));
+	if (be->mrtr && be->mrtr->redis)
+		mgw_mrtr_redis_describe(be->mrtr->redis, obj);
 }
 
 /* ---- expiry sweeps ------------------------------------------------------ */
@@ -260,6 +268,84 @@ static json_t *elicitation(int k, int n)
 	                 field, "type", type, "required", field);
 }
 
+/* Answers the input_required result of round k of n with requestState
+ * rs, counting its size. */
+static void issue(struct mgw_be_call *c, int k, int n, const char *rs)
+{
+	struct mgw_be_stats *st = &c->be->stats;
+	size_t len = strlen(rs);
+	char key[16];
+
+	st->mrtr_states_issued++;
+	st->mrtr_state_bytes_total += len;
+	if (len > st->mrtr_state_bytes_max)
+		st->mrtr_state_bytes_max = len;
+	round_key(k, n, key, sizeof(key));
+	mgw_be_call_result(c, json_pack("{sss{so}ss}", "resultType", "input_required",
+	                                "inputRequests", key, elicitation(k, n),
+	                                "requestState", rs));
+}
+
+static void store_unavailable(struct mgw_be_call *c, int err)
+{
+	struct mgw_log_ctx ctx = mgw_be_ctx(c->x, NULL);
+
+	mgw_warn(&ctx, "tools/call book: request state store: %s", mgw_strerror(err));
+	mgw_be_call_error(c, 200, MGW_MRTR_E_STORE,
+	                  "request state store unavailable",
+	                  json_pack("{ss}", "reason", "store_unavailable"));
+}
+
+/* A redis put in flight: the call (one reference) and what to answer. */
+struct put_op {
+	struct mgw_be_call *c;
+	int k, n;
+	char rs[4 + 32 + 1];
+};
+
+static void on_put(int err, const char *json, int64_t exp, void *arg)
+{
+	struct put_op *o = arg;
+
+	(void)json;
+	(void)exp;
+	if (mgw_be_call_alive(o->c)) {
+		if (err)
+			store_unavailable(o->c, err);
+		else
+			issue(o->c, o->k, o->n, o->rs);
+	}
+	mgw_be_call_unref(o->c);
+	free(o);
+}
+
+/* The redis design of ask(): the state is written under its nonce and
+ * the round answered when Redis has it. */
+static void ask_redis(struct mgw_be_call *c, json_t *state, const char *nonce,
+                      int64_t exp)
+{
+	struct mgw_backend *be = c->be;
+	struct put_op *o = calloc(1, sizeof(*o));
+	char *js = json_dumps(state, JSON_COMPACT | JSON_SORT_KEYS);
+
+	if (!o || !js) {
+		free(o);
+		free(js);
+		mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR, "Out of memory", NULL);
+		return;
+	}
+	o->c = c;
+	o->k = (int)json_integer_value(json_object_get(state, "round"));
+	o->n = (int)json_integer_value(json_object_get(state, "rounds"));
+	snprintf(o->rs, sizeof(o->rs), "rr1.%s", nonce);
+	mgw_be_call_ref(c);
+	mgw_mrtr_redis_put(be->mrtr->redis, nonce, exp,
+	                   (int64_t)(be->conf.request_state_ttl + 0.999),
+	                   json_string_value(json_object_get(state, "args")), js,
+	                   on_put, o);
+	free(js);
+}
+
 /* Issues the next round: state (stolen) gets a fresh nonce and becomes
  * the requestState of an input_required result. */
 static void ask(struct mgw_be_call *c, json_t *state)
@@ -269,13 +355,17 @@ static void ask(struct mgw_be_call *c, json_t *state)
 	int k = (int)json_integer_value(json_object_get(state, "round"));
 	int n = (int)json_integer_value(json_object_get(state, "rounds"));
 	int64_t exp = mgw_wall_s() + (int64_t)(be->conf.request_state_ttl + 0.999);
-	char nonce[33], key[16], *rs = NULL;
+	char nonce[33], *rs = NULL;
 	struct mem_state *st = NULL;
-	size_t len;
 
 	if (mgw_random_hex(nonce, 16) != 0)
 		goto fail;
 	json_object_set_new(state, "nonce", json_string(nonce));
+	if (be->conf.request_state == MGW_RS_REDIS) {
+		ask_redis(c, state, nonce, exp);
+		json_decref(state);
+		return;
+	}
 	if (be->conf.request_state == MGW_RS_SEALED) {
 		rs = mgw_mrtr_seal(&m->keys[0], state, exp);
 		if (!rs)
@@ -297,15 +387,7 @@ static void ask(struct mgw_be_call *c, json_t *state)
 			goto fail;
 		st = NULL;
 	}
-	len = strlen(rs);
-	be->stats.mrtr_states_issued++;
-	be->stats.mrtr_state_bytes_total += len;
-	if (len > be->stats.mrtr_state_bytes_max)
-		be->stats.mrtr_state_bytes_max = len;
-	round_key(k, n, key, sizeof(key));
-	mgw_be_call_result(c, json_pack("{sss{so}ss}", "resultType", "input_required",
-	                                "inputRequests", key, elicitation(k, n),
-	                                "requestState", rs));
+	issue(c, k, n, rs);
 	free(rs);
 	json_decref(state);
 	return;
@@ -319,8 +401,97 @@ fail:
 	mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR, "Out of memory", NULL);
 }
 
-/* Opens the presented requestState: 0 and *state, or answers a refusal. */
-static int open_state(struct mgw_be_call *c, const char *rs, json_t **state)
+static void resume(struct mgw_be_call *c, json_t *state, const char *digest);
+
+/* A redis take in flight. */
+struct take_op {
+	struct mgw_be_call *c;
+	char id[33];
+	char digest[33];
+};
+
+/* The state read from Redis (or why not): refused, or the dialogue
+ * resumed as for the other designs. */
+static void on_take(int err, const char *json, int64_t exp, void *arg)
+{
+	struct take_op *o = arg;
+	struct mgw_be_call *c = o->c;
+	json_t *state;
+
+	if (!mgw_be_call_alive(c))
+		goto out;
+	switch (err) {
+	case 0:
+		break;
+	case MGW_ENOTFOUND:
+		refuse(c, MGW_MRTR_E_UNKNOWN, "unknown",
+		       "requestState unknown (expired and forgotten, or never issued)");
+		goto out;
+	case MGW_ECONFLICT:
+		refuse(c, MGW_MRTR_E_REPLAYED, "replayed", "requestState already used");
+		goto out;
+	case MGW_EINVAL:
+		refuse(c, MGW_MRTR_E_INVALID, "invalid", "requestState invalid");
+		goto out;
+	default:
+		store_unavailable(c, err);
+		goto out;
+	}
+	if (exp < mgw_wall_s()) {
+		refuse(c, MGW_MRTR_E_EXPIRED, "expired", "requestState expired");
+		goto out;
+	}
+	state = json_loads(json, 0, NULL);
+	/* the key names the state: a value under another name is not ours */
+	if (!json_is_object(state) ||
+	    !json_is_string(json_object_get(state, "nonce")) ||
+	    strcmp(json_string_value(json_object_get(state, "nonce")), o->id) != 0) {
+		json_decref(state);
+		refuse(c, MGW_MRTR_E_INVALID, "invalid", "requestState invalid");
+		goto out;
+	}
+	resume(c, state, o->digest);
+out:
+	mgw_be_call_unref(c);
+	free(o);
+}
+
+static int lower_hex(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+/* The redis design of open_state: only a well-formed reference reaches
+ * Redis (as part of a key); --single-use consumes it in the same step. */
+static void open_redis(struct mgw_be_call *c, const char *rs, size_t len,
+                       const char *digest)
+{
+	struct take_op *o;
+
+	if (strncmp(rs, "rr1.", 4) != 0 || len != 36 || !lower_hex(rs + 4, 32)) {
+		refuse(c, MGW_MRTR_E_INVALID, "malformed", "requestState malformed");
+		return;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR, "Out of memory", NULL);
+		return;
+	}
+	o->c = c;
+	memcpy(o->id, rs + 4, 32);
+	snprintf(o->digest, sizeof(o->digest), "%s", digest);
+	mgw_be_call_ref(c);
+	mgw_mrtr_redis_take(c->be->mrtr->redis, o->id, digest, c->be->conf.single_use,
+	                    on_take, o);
+}
+
+/* Opens the presented requestState: 0 and *state, 1 when the redis
+ * design answers later, or -1 when a refusal was answered. */
+static int open_state(struct mgw_be_call *c, const char *rs, const char *digest,
+                      json_t **state)
 {
 	struct mgw_backend *be = c->be;
 	struct mgw_mrtr *m = be->mrtr;
@@ -332,6 +503,10 @@ static int open_state(struct mgw_be_call *c, const char *rs, json_t **state)
 	if (len > MGW_MRTR_MAX_STATE) {
 		refuse(c, MGW_MRTR_E_TOOLARGE, "oversized", "requestState too large");
 		return -1;
+	}
+	if (be->conf.request_state == MGW_RS_REDIS) {
+		open_redis(c, rs, len, digest);
+		return 1;
 	}
 	if (be->conf.request_state == MGW_RS_MEMORY) {
 		if (strncmp(rs, "rm1.", 4) != 0 || len != 36) {
@@ -487,9 +662,7 @@ void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 	json_t *caps = c->msg.meta ? json_object_get(c->msg.meta,
 	                             "io.modelcontextprotocol/clientCapabilities") : NULL;
 	json_t *state = NULL;
-	char digest[33], prin[33], text[96], booking[33];
-	int k, n, got;
-	json_t *date;
+	char digest[33], prin[33];
 
 	if (rs && !json_is_string(rs)) {
 		mgw_be_call_error(c, 200, MGW_JRPC_INVALID_PARAMS,
@@ -532,8 +705,23 @@ void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 		ask(c, state);
 		return;
 	}
-	if (open_state(c, json_string_value(rs), &state) != 0)
+	if (open_state(c, json_string_value(rs), digest, &state) != 0)
 		return;
+	resume(c, state, digest);
+}
+
+/* Continues the dialogue from its opened state (stolen): the checks,
+ * then this round's answer, then the next round or the booking. */
+static void resume(struct mgw_be_call *c, json_t *state, const char *digest)
+{
+	struct mgw_backend *be = c->be;
+	json_t *params = c->msg.params;
+	json_t *rs = json_object_get(params, "requestState");
+	json_t *resp = json_object_get(params, "inputResponses");
+	char text[96], booking[33];
+	int k, n, got;
+	json_t *date;
+
 	if (check_state(c, state, digest) != 0) {
 		json_decref(state);
 		return;

@@ -34,6 +34,16 @@ const char *mgw_be_state_name(enum mgw_state_conf state)
 	return "?";
 }
 
+const char *mgw_be_rs_name(enum mgw_rs_conf rs)
+{
+	switch (rs) {
+	case MGW_RS_MEMORY: return "memory";
+	case MGW_RS_SEALED: return "sealed";
+	case MGW_RS_REDIS: return "redis";
+	}
+	return "?";
+}
+
 void mgw_be_stats_method(struct mgw_be_stats *st, const char *method)
 {
 	const char *name = method ? method : "(response)";

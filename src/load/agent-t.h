@@ -54,6 +54,16 @@ enum mgw_load_flow {
 	 * naming an unknown handle is MGW_LOAD_HANDLE_LOST and drops the
 	 * handle, so the next call of the spec creates a new one. */
 	MGW_LOAD_FLOW_COUNTER,
+	/* A multi round-trip dialogue (SEP-2322, MRTR): `tool` with
+	 * `arguments`; while the result has resultType "input_required" the
+	 * agent sends the same request again (a new id) with inputResponses -
+	 * for each key of inputRequests the entry of `answers` of that name,
+	 * else the entry "*" - and the requestState echoed, at most
+	 * max_rounds times.  The whole dialogue is one logical call; a
+	 * JSON-RPC error saying the server does not have the state it was
+	 * given back is MGW_LOAD_STATE_LOST.  Modern requests declare the
+	 * elicitation capability. */
+	MGW_LOAD_FLOW_MRTR,
 	/* A task (tasks utility of 2025-11-25, SEP-2663 extension of
 	 * 2026-07-28): the tools/call asks for a task (legacy: params.task;
 	 * modern: the request declares io.modelcontextprotocol/tasks); a
@@ -114,6 +124,11 @@ struct mgw_load_call_spec {
 	double weight;             /* > 0; relative share of the mix */
 	const char *create_tool;   /* FLOW_COUNTER: "counter_create" */
 	const char *handle_arg;    /* FLOW_COUNTER: "handle" */
+	/* FLOW_MRTR: input request name -> the response to send (an object,
+	 * e.g. {"action": "accept", "content": {...}}); "*" for any other
+	 * name.  Borrowed like arguments. */
+	json_t *answers;
+	long max_rounds;           /* FLOW_MRTR: input rounds at most (> 0) */
 };
 
 /* Behaviour shared by all agents of a run.  Read-only; must outlive the
@@ -175,6 +190,11 @@ enum mgw_load_outcome {
 	/* Task flow: the replica polled did not know the task (-32602 to
 	 * tasks/get or tasks/result): its record lives on another one. */
 	MGW_LOAD_TASK_LOST,
+	/* MRTR dialogue: the server answered a retry carrying requestState
+	 * with a JSON-RPC error meaning it does not have that state (the
+	 * mcpgw backend's -32040 "unknown": another replica's memory state,
+	 * and -32041 "invalid": sealed with a key it does not hold). */
+	MGW_LOAD_STATE_LOST,
 	MGW_LOAD_OUTCOME_N,
 };
 
@@ -198,6 +218,10 @@ struct mgw_load_result {
 	 * transport (after any handshake or handle creation it needed), for
 	 * the service time; 0 when it was never sent. */
 	uint64_t sent_ns;
+	/* FLOW_MRTR: dialogue is 1, rounds the input_required answers the
+	 * agent followed (retries sent) before the dialogue ended. */
+	unsigned dialogue;
+	unsigned rounds;
 	/* Task flow: 1 when the server answered with a task; the tasks/get
 	 * requests the call sent. */
 	unsigned tasks;

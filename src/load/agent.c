@@ -223,10 +223,19 @@ static void set_detail(struct mgw_load_agent *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void mrtr_reset(struct mgw_load_agent *a)
+{
+	free(a->mrtr_state);
+	a->mrtr_state = NULL;
+	json_decref(a->mrtr_responses);
+	a->mrtr_responses = NULL;
+}
+
 /* Ends the call: nothing of it is in flight any more (the caller made
  * sure); on_done is scheduled. */
 static void finish(struct mgw_load_agent *a, enum mgw_load_outcome out)
 {
+	mrtr_reset(a);
 	a->res.outcome = out;
 	a->res.detail = out == MGW_LOAD_OK ? NULL : a->detail;
 	a->step = LD_ST_IDLE;
@@ -346,7 +355,8 @@ static void transmit(struct mgw_load_agent *a)
 	/* the status reported is the last message's: a call that fails with
 	 * none (a reset, a timeout) must not show its handshake's 200 */
 	a->res.status = 0;
-	if (a->step == LD_ST_CALL)
+	/* a dialogue's service time runs from its first round */
+	if (a->step == LD_ST_CALL && !(a->res.rounds && a->res.sent_ns))
 		a->res.sent_ns = mgw_now_ns();
 	a->auth_gen = a->auth ? ld_auth_gen(a->auth) : 0;
 	rc = a->stdio ? ld_stdio_send(a, a->msg) : ld_http_send(a, a->msg);
@@ -424,6 +434,16 @@ static struct ld_msg *call_msg(struct mgw_load_agent *a)
 	params = json_pack("{s:s, s:o}", "name", spec->tool, "arguments", args);
 	if (!params)
 		return NULL;
+	/* an MRTR retry: the original request plus the answers and the
+	 * state echoed */
+	if ((a->mrtr_state &&
+	     json_object_set_new(params, "requestState",
+	                         json_string(a->mrtr_state)) != 0) ||
+	    (a->mrtr_responses &&
+	     json_object_set(params, "inputResponses", a->mrtr_responses) != 0)) {
+		json_decref(params);
+		return NULL;
+	}
 	/* 2025-11-25: the client asks for a task on the request itself */
 	if (spec->flow == MGW_LOAD_FLOW_TASK && a->era == MGW_ERA_IS_LEGACY &&
 	    json_object_set_new(params, "task", json_object()) != 0) {
@@ -471,6 +491,93 @@ static void on_probe(struct mgw_load_agent *a, const struct ld_answer *ans)
 	mgw_debug(NULL, "load: the server speaks the %s era",
 	          era == MGW_ERA_IS_MODERN ? "modern" : "legacy");
 	advance(a);
+}
+
+/* The answers to a round's inputRequests from the spec's answers (by
+ * name, else "*"); NULL with a->detail set when one has none. */
+static json_t *mrtr_answers(struct mgw_load_agent *a, const json_t *reqs)
+{
+	const json_t *answers = a->spec->answers;
+	json_t *out = json_object(), *v;
+	const char *key;
+	void *it;
+
+	for (it = json_object_iter((json_t *)reqs); out && it;
+	     it = json_object_iter_next((json_t *)reqs, it)) {
+		key = json_object_iter_key(it);
+		v = json_object_get(answers, key);
+		if (!v)
+			v = json_object_get(answers, "*");
+		if (!v) {
+			set_detail(a, "no answer for input request '%.60s'", key);
+			json_decref(out);
+			return NULL;
+		}
+		if (json_object_set(out, key, v) != 0) {
+			set_detail(a, "no memory for inputResponses");
+			json_decref(out);
+			return NULL;
+		}
+	}
+	if (!out)
+		set_detail(a, "no memory for inputResponses");
+	return out;
+}
+
+/* An input_required result of an MRTR dialogue: the next round (the
+ * original request again, a new id, inputResponses when the server asked
+ * for input, requestState only when it gave one) or, past max_rounds or
+ * without an answer, the end of the dialogue. */
+static void mrtr_round(struct mgw_load_agent *a, const json_t *result)
+{
+	const json_t *reqs = json_object_get(result, "inputRequests");
+	const json_t *rs = json_object_get(result, "requestState");
+	json_t *resp = NULL;
+
+	/* both are optional, but one of them must be there (spec: server
+	 * requirements); without inputRequests the retry goes at once */
+	if ((reqs && !json_is_object(reqs)) || (rs && !json_is_string(rs)) ||
+	    (!reqs && !rs)) {
+		set_detail(a, "malformed input_required result (inputRequests not "
+		           "an object, requestState not a string, or neither)");
+		finish(a, MGW_LOAD_RPC_ERROR);
+		return;
+	}
+	if ((long)a->res.rounds >= a->spec->max_rounds) {
+		set_detail(a, "still input_required after %ld rounds",
+		           a->spec->max_rounds);
+		finish(a, MGW_LOAD_TOOL_ERROR);
+		return;
+	}
+	if (reqs && !(resp = mrtr_answers(a, reqs))) {
+		finish(a, MGW_LOAD_TOOL_ERROR);
+		return;
+	}
+	mrtr_reset(a);
+	a->mrtr_responses = resp;
+	if (rs && !(a->mrtr_state = strdup(json_string_value(rs)))) {
+		set_detail(a, "no memory for requestState");
+		finish(a, MGW_LOAD_CONNECT_ERROR);
+		return;
+	}
+	a->res.rounds++;
+	send_msg(a, call_msg(a), LD_ST_CALL);
+}
+
+/* The server does not have the state a retry gave back: the mcpgw
+ * backend's codes for a state unknown here (another replica's memory
+ * state) and one it cannot open (sealed with a key it lacks).  Only a
+ * retry of a dialogue carries a state; a first round cannot lose one. */
+static int mrtr_state_lost(const struct mgw_load_agent *a,
+                           const struct ld_answer *ans)
+{
+	json_int_t code;
+
+	if (a->spec->flow != MGW_LOAD_FLOW_MRTR || !a->mrtr_state || !ans->resp)
+		return 0;
+	code = json_integer_value(json_object_get(json_object_get(ans->resp, "error"),
+	                                          "code"));
+	return code == -32040 || code == -32041;
 }
 
 /* ---- tasks ---- */
@@ -595,8 +702,15 @@ static void on_task_state(struct mgw_load_agent *a, const json_t *task)
 
 static void on_call_result(struct mgw_load_agent *a, const json_t *result)
 {
-	const json_t *task = created_task(a, result);
+	const char *rt = json_string_value(json_object_get(result, "resultType"));
+	const json_t *task;
 
+	if (a->spec->flow == MGW_LOAD_FLOW_MRTR && rt &&
+	    strcmp(rt, "input_required") == 0) {
+		mrtr_round(a, result);
+		return;
+	}
+	task = created_task(a, result);
 	if (task) {
 		start_task(a, task);
 		return;
@@ -746,6 +860,17 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 		on_create_result(a, result);
 		return;
 	case LD_ST_CALL:
+		if (!result && mrtr_state_lost(a, ans)) {
+			json_t *e = json_object_get(ans->resp, "error");
+			const char *m = json_string_value(json_object_get(e, "message"));
+
+			set_detail(a, "state lost after %u rounds: %" JSON_INTEGER_FORMAT
+			           " %s", a->res.rounds,
+			           json_integer_value(json_object_get(e, "code")),
+			           m ? m : "");
+			finish(a, MGW_LOAD_STATE_LOST);
+			return;
+		}
 		if (!result) {
 			fail_answer(a, ans);
 			return;
@@ -919,6 +1044,7 @@ void mgw_load_agent_free(struct mgw_load_agent *a)
 		event_free(a->poll_ev);
 	ld_msg_free(a->msg);
 	ld_legacy_drop_session(a);
+	mrtr_reset(a);
 	free(a->handles);
 	json_decref(a->client_info);
 	json_decref(a->tool_headers);
@@ -940,6 +1066,8 @@ int mgw_load_agent_call(struct mgw_load_agent *a,
 	a->on_done = on_done;
 	a->done_arg = arg;
 	memset(&a->res, 0, sizeof(a->res));
+	a->res.dialogue = spec->flow == MGW_LOAD_FLOW_MRTR;
+	mrtr_reset(a);
 	a->detail[0] = '\0';
 	arm_timeout(a);
 	advance(a);

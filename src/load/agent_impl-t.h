@@ -199,6 +199,9 @@ struct mgw_load_agent {
 	                                 * tools/list */
 	struct ld_handle *handles;
 	size_t n_handles;
+	/* MRTR dialogue in flight: what the next retry echoes */
+	char *mrtr_state;               /* requestState, or NULL */
+	json_t *mrtr_responses;         /* inputResponses, or NULL */
 	int64_t next_id;
 
 	/* auth */

@@ -119,11 +119,16 @@ struct ld_msg *ld_modern_request(struct mgw_load_agent *a, const char *method,
 	if (!params)
 		params = json_object();
 	/* a task call declares the tasks extension: only then may the
-	 * server answer with a task (SEP-2663) */
+	 * server answer with a task (SEP-2663); an MRTR dialogue declares
+	 * elicitation: servers may only ask for input the client declared */
 	if (a->spec && a->spec->flow == MGW_LOAD_FLOW_TASK)
 		meta = json_pack("{s:s, s:O, s:{s:{s:{}}}}", META_VERSION,
 		                 a->modern_version, META_INFO, a->client_info,
 		                 META_CAPS, "extensions", META_TASKS);
+	else if (a->spec && a->spec->flow == MGW_LOAD_FLOW_MRTR)
+		meta = json_pack("{s:s, s:O, s:{s:{}}}", META_VERSION,
+		                 a->modern_version, META_INFO, a->client_info,
+		                 META_CAPS, "elicitation");
 	else
 		meta = json_pack("{s:s, s:O, s:{}}", META_VERSION, a->modern_version,
 		                 META_INFO, a->client_info, META_CAPS);

@@ -798,7 +798,8 @@ static int build_specs(struct mgw_load_engine *e)
 			.name = k->name, .flow = (enum mgw_load_flow)k->flow,
 			.tool = k->tool, .arguments = k->arguments,
 			.weight = k->weight, .create_tool = k->create_tool,
-			.handle_arg = k->handle_arg,
+			.handle_arg = k->handle_arg, .answers = k->answers,
+			.max_rounds = k->max_rounds,
 		};
 		sum += k->weight;
 		e->cum_weight[i] = sum;

@@ -55,4 +55,7 @@ void mgw_load_gates_eval(const struct mgw_load_gates *g,
 	if (g->has_max_handle_losses)
 		add(out, "max_handle_losses", (double)g->max_handle_losses,
 		    (double)t->all.c.fail[MGW_LOAD_HANDLE_LOST], 1);
+	if (g->has_max_state_losses)
+		add(out, "max_state_losses", (double)g->max_state_losses,
+		    (double)t->all.c.fail[MGW_LOAD_STATE_LOST], 1);
 }

@@ -8,7 +8,7 @@
 #include "load/load-t.h"
 #include "load/stats-t.h"
 
-#define MGW_LOAD_GATES_MAX 6
+#define MGW_LOAD_GATES_MAX 7
 
 /* One active gate.  value is NaN when it could not be measured (a latency
  * gate with no successful call), which fails the gate. */

@@ -73,6 +73,8 @@ struct mgw_load_call {
 	char *handle_arg;
 	double weight;
 	json_t *arguments;         /* an object; owned (one reference) */
+	json_t *answers;           /* mrtr: an object; owned, or NULL */
+	long max_rounds;           /* mrtr: bound on input rounds (20) */
 };
 
 /* A static header sent with every HTTP request; exactly one of value or
@@ -89,9 +91,9 @@ struct mgw_load_gates {
 	double max_p95_ms, max_p99_ms;
 	double max_error_rate;     /* (failed + shed) / (requests + shed) */
 	double min_rps;            /* achieved (successful) calls per second */
-	long long max_session_losses, max_handle_losses;
+	long long max_session_losses, max_handle_losses, max_state_losses;
 	int has_max_p95_ms, has_max_p99_ms, has_max_error_rate, has_min_rps,
-	    has_max_session_losses, has_max_handle_losses;
+	    has_max_session_losses, has_max_handle_losses, has_max_state_losses;
 };
 
 struct mgw_load_transport_conf {

@@ -147,6 +147,10 @@ static void usage(FILE *out)
 "        YAML or JSON scenario (targets, transport, dialect, calls with\n"
 "        weights and arguments, phases, think, timeout, auth, gates,\n"
 "        output); see conf/load-*.yaml and doc/load.md.  Flags override it.\n"
+"        A call with flow: mrtr is a multi round-trip dialogue (SEP-2322):\n"
+"        input_required results are answered from its answers map and the\n"
+"        request retried with the requestState echoed; one outcome per\n"
+"        dialogue, its rounds counted (conf/load-mrtr.yaml).\n"
 "  --json FILE\n"
 "        Write the full report as JSON ('-': stdout).\n"
 "  --csv FILE\n"
@@ -171,8 +175,8 @@ static void usage(FILE *out)
 "        Highest (failed + shed) / (requests + shed), 0 to 1.\n"
 "  --min-rps N\n"
 "        Lowest achieved (successful) calls per second.\n"
-"  --max-session-losses N, --max-handle-losses N\n"
-"        Most lost sessions / lost handles.\n"
+"  --max-session-losses N, --max-handle-losses N, --max-state-losses N\n"
+"        Most lost sessions / lost handles / lost MRTR request states.\n"
 "\n"
 "  -h, --help\n"
 "        Show this text and exit.\n"
@@ -193,7 +197,7 @@ enum {
 	OPT_WARMUP, OPT_CONNECTION, OPT_HTTP2, OPT_TOOL, OPT_ARG, OPT_JSON, OPT_CLOCK_FILE,
 	OPT_PROGRESS_FILE,
 	OPT_CSV, OPT_SCENARIO, OPT_MAX_P95, OPT_MAX_P99, OPT_MAX_ERR,
-	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_STDIO, OPT_TIMEOUT,
+	OPT_MIN_RPS, OPT_MAX_SESS, OPT_MAX_HANDLE, OPT_MAX_STATE, OPT_STDIO, OPT_TIMEOUT,
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
 	OPT_REQUESTS, OPT_BACKLOG, OPT_CA_FILE, OPT_PROTO, OPT_LIST_TOOLS,
 	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
@@ -228,6 +232,7 @@ static const struct option long_opts[] = {
 	{"min-rps", required_argument, NULL, OPT_MIN_RPS},
 	{"max-session-losses", required_argument, NULL, OPT_MAX_SESS},
 	{"max-handle-losses", required_argument, NULL, OPT_MAX_HANDLE},
+	{"max-state-losses", required_argument, NULL, OPT_MAX_STATE},
 	{"stdio", required_argument, NULL, OPT_STDIO},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"think", required_argument, NULL, OPT_THINK},
@@ -260,7 +265,7 @@ struct flags {
 	const char *backlog, *connection, *reconnect_after, *ca_file, *tool, *json, *csv, *clock_file;
 	const char *progress_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
-	const char *max_sess, *max_handle, *stdio_cmd, *timeout, *think;
+	const char *max_sess, *max_handle, *max_state, *stdio_cmd, *timeout, *think;
 	const char *auth_cmd, *seed, *proto, *log_level, *lost_match;
 	int http2, quiet, list_tools, spread_users, help, version;
 };
@@ -307,6 +312,7 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_MIN_RPS: f->min_rps = v; break;
 	case OPT_MAX_SESS: f->max_sess = v; break;
 	case OPT_MAX_HANDLE: f->max_handle = v; break;
+	case OPT_MAX_STATE: f->max_state = v; break;
 	case OPT_STDIO: f->stdio_cmd = v; break;
 	case OPT_TIMEOUT: f->timeout = v; break;
 	case OPT_THINK: f->think = v; break;
@@ -660,10 +666,23 @@ static int apply_phases(struct mgw_load_conf *c, const struct flags *f)
 	return 0;
 }
 
+/* A --max-*-losses gate: a count from 0. */
+static int loss_gate(const char *flag, const char *text, long long *limit,
+                     int *has)
+{
+	long long v;
+
+	if (mgw_parse_int(text, 0, 1000000000000LL, &v) != 0)
+		return usage_error("invalid %s '%s'", flag, text);
+	*limit = v;
+	*has = 1;
+	return 0;
+}
+
 static int apply_gates(struct mgw_load_conf *c, const struct flags *f)
 {
 	struct mgw_load_gates *g = &c->gates;
-	long long v;
+	int rc;
 
 	if (f->max_p95) {
 		if (parse_number(f->max_p95, 0, 1e9, &g->max_p95_ms) != 0)
@@ -688,20 +707,18 @@ static int apply_gates(struct mgw_load_conf *c, const struct flags *f)
 			return usage_error("invalid --min-rps '%s'", f->min_rps);
 		g->has_min_rps = 1;
 	}
-	if (f->max_sess) {
-		if (mgw_parse_int(f->max_sess, 0, 1000000000000LL, &v) != 0)
-			return usage_error("invalid --max-session-losses '%s'",
-			                   f->max_sess);
-		g->max_session_losses = v;
-		g->has_max_session_losses = 1;
-	}
-	if (f->max_handle) {
-		if (mgw_parse_int(f->max_handle, 0, 1000000000000LL, &v) != 0)
-			return usage_error("invalid --max-handle-losses '%s'",
-			                   f->max_handle);
-		g->max_handle_losses = v;
-		g->has_max_handle_losses = 1;
-	}
+	if (f->max_sess && (rc = loss_gate("--max-session-losses", f->max_sess,
+	                                   &g->max_session_losses,
+	                                   &g->has_max_session_losses)) != 0)
+		return rc;
+	if (f->max_handle && (rc = loss_gate("--max-handle-losses", f->max_handle,
+	                                     &g->max_handle_losses,
+	                                     &g->has_max_handle_losses)) != 0)
+		return rc;
+	if (f->max_state && (rc = loss_gate("--max-state-losses", f->max_state,
+	                                    &g->max_state_losses,
+	                                    &g->has_max_state_losses)) != 0)
+		return rc;
 	if (f->json && (!*f->json || mgw_cli_set_str(&c->output.json, f->json)))
 		return *f->json ? oom() : usage_error("--json needs a file name");
 	if (f->csv && (!*f->csv || mgw_cli_set_str(&c->output.csv, f->csv)))

@@ -120,6 +120,14 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	                    json_integer((json_int_t)row->c.reinit));
 	json_object_set_new(o, "reconnects",
 	                    json_integer((json_int_t)row->c.reconnects));
+	json_object_set_new(o, "dialogues",
+	                    json_integer((json_int_t)row->c.dialogues));
+	json_object_set_new(o, "rounds", json_integer((json_int_t)row->c.rounds));
+	json_object_set_new(o, "rounds_per_dialogue",
+	                    row->c.dialogues
+	                    ? json_real(round3((double)row->c.rounds /
+	                                       (double)row->c.dialogues))
+	                    : json_null());
 	json_object_set_new(o, "tasks", json_integer((json_int_t)row->c.tasks));
 	json_object_set_new(o, "task_polls", json_integer((json_int_t)row->c.polls));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
@@ -203,11 +211,18 @@ static json_t *config_json(const struct mgw_load_conf *c)
 		json_t *e = json_pack("{s:s, s:s, s:s, s:f, s:O}", "name", k->name,
 		                      "tool", k->tool,
 		                      "flow", k->flow == MGW_LOAD_FLOW_COUNTER
-		                              ? "counter" : "call",
+		                              ? "counter"
+		                              : k->flow == MGW_LOAD_FLOW_MRTR ? "mrtr"
+		                                                              : "call",
 		                      "weight", k->weight, "arguments", k->arguments);
 		if (e && k->create_tool)
 			json_object_set_new(e, "create_tool",
 			                    json_string(k->create_tool));
+		if (e && k->flow == MGW_LOAD_FLOW_MRTR) {
+			json_object_set(e, "answers", k->answers);
+			json_object_set_new(e, "max_rounds",
+			                    json_integer((json_int_t)k->max_rounds));
+		}
 		json_array_append_new(a, e);
 	}
 	json_object_set_new(o, "calls", a);
@@ -584,6 +599,12 @@ void mgw_load_report_table(FILE *out, const struct mgw_load_conf *c,
 
 		if (!st->phases[p].ran)
 			continue;
+		if (k->dialogues)
+			fprintf(out, "%s: %llu dialogues, %llu rounds (%.2f per "
+			        "dialogue)\n", st->phases[p].name,
+			        (unsigned long long)k->dialogues,
+			        (unsigned long long)k->rounds,
+			        (double)k->rounds / (double)k->dialogues);
 		if (!mgw_load_failed(k) && !k->shed && !k->reinit && !k->reconnects)
 			continue;
 		fprintf(out, "%s:", st->phases[p].name);
@@ -637,11 +658,12 @@ void mgw_load_report_progress(FILE *out, const struct mgw_load_conf *c,
 	if (k->shed)
 		fprintf(out, " shed %llu", (unsigned long long)k->shed);
 	if (k->fail[MGW_LOAD_SESSION_LOST] || k->fail[MGW_LOAD_HANDLE_LOST] ||
-	    k->fail[MGW_LOAD_TASK_LOST])
-		fprintf(out, " lost %llu/%llu/%llu",
+	    k->fail[MGW_LOAD_TASK_LOST] || k->fail[MGW_LOAD_STATE_LOST])
+		fprintf(out, " lost %llu/%llu/%llu/%llu",
 		        (unsigned long long)k->fail[MGW_LOAD_SESSION_LOST],
 		        (unsigned long long)k->fail[MGW_LOAD_HANDLE_LOST],
-		        (unsigned long long)k->fail[MGW_LOAD_TASK_LOST]);
+		        (unsigned long long)k->fail[MGW_LOAD_TASK_LOST],
+		        (unsigned long long)k->fail[MGW_LOAD_STATE_LOST]);
 	fflush(out);
 }
 

@@ -4,7 +4,7 @@
  * Scenario files go through the same cfgschema engine as mcpgw's own
  * configuration, with their own section tables below.  Two kinds of value
  * have no schema type: the target list (a list of strings) and each call's
- * `arguments` (free JSON).  They are detached from the document tree before
+ * `arguments` and `answers` (free JSON).  They are detached from the document tree before
  * the schema is applied and converted here, with the same FILE:LINE:COL
  * error style. */
 #include "autoconf.h"
@@ -41,7 +41,8 @@ static const struct mgw_cfg_enum dialects[] = {
 };
 static const struct mgw_cfg_enum flows[] = {
 	{"call", MGW_LOAD_FLOW_CALL}, {"counter", MGW_LOAD_FLOW_COUNTER},
-	{"task", MGW_LOAD_FLOW_TASK}, {NULL, 0},
+	{"mrtr", MGW_LOAD_FLOW_MRTR}, {"task", MGW_LOAD_FLOW_TASK},
+	{NULL, 0},
 };
 static const struct mgw_cfg_enum thinks[] = {
 	{"none", MGW_THINK_NONE}, {"fixed", MGW_THINK_FIXED},
@@ -266,6 +267,8 @@ static int check_gates(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		mgw_cfg_scope_value(sc, "max_session_losses") != NULL;
 	g->has_max_handle_losses =
 		mgw_cfg_scope_value(sc, "max_handle_losses") != NULL;
+	g->has_max_state_losses =
+		mgw_cfg_scope_value(sc, "max_state_losses") != NULL;
 	return 0;
 }
 
@@ -343,7 +346,8 @@ static const struct mgw_cfg_section auth_section = {
 	.fields = auth_fields, .nfields = NFIELDS(auth_fields),
 };
 
-/* `arguments` is detached before the schema runs (see take_key). */
+/* `arguments` and `answers` are detached before the schema runs (see
+ * take_key). */
 static const struct mgw_cfg_field call_fields[] = {
 	{.key = "name", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_load_call, name), .check = check_nonempty},
@@ -357,6 +361,9 @@ static const struct mgw_cfg_field call_fields[] = {
 	 MGW_CFG_AT(struct mgw_load_call, create_tool), .check = check_nonempty},
 	{.key = "handle_arg", .type = MGW_CFG_STRING,
 	 MGW_CFG_AT(struct mgw_load_call, handle_arg), .check = check_nonempty},
+	{.key = "max_rounds", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_load_call, max_rounds), .def = "20", .min = 1,
+	 .max = 1000},
 };
 static const struct mgw_cfg_section call_section = {
 	.size = sizeof(struct mgw_load_call),
@@ -404,6 +411,9 @@ static const struct mgw_cfg_field gate_fields[] = {
 	 .max = 1000000000000LL},
 	{.key = "max_handle_losses", .type = MGW_CFG_INT,
 	 MGW_CFG_AT(struct mgw_load_gates, max_handle_losses), .min = 0,
+	 .max = 1000000000000LL},
+	{.key = "max_state_losses", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_load_gates, max_state_losses), .min = 0,
 	 .max = 1000000000000LL},
 };
 static const struct mgw_cfg_section gate_section = {
@@ -494,6 +504,7 @@ void mgw_load_conf_clear_calls(struct mgw_load_conf *c)
 {
 	for (size_t i = 0; i < c->n_calls; i++) {
 		json_decref(c->calls[i].arguments);
+		json_decref(c->calls[i].answers);
 		mgw_cfg_release(&call_section, &c->calls[i]);
 	}
 	free(c->calls);
@@ -813,15 +824,67 @@ static int apply_targets(struct mgw_cfg_ctx *c, struct mgw_load_conf *conf,
 	return 0;
 }
 
-static int apply_arguments(struct mgw_cfg_ctx *c, struct mgw_load_call *k,
-                           size_t idx, const struct mgw_cfg_node *v)
+/* An elicitation answer: an object with a string "action", or the
+ * shorthand "accept" / "decline" / "cancel" for {"action": VALUE} (accept
+ * with empty content). */
+static int answer_value(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,
+                        const char *name, json_t **v)
+{
+	const char *a;
+
+	if (json_is_string(*v)) {
+		a = json_string_value(*v);
+		if (strcmp(a, "accept") != 0 && strcmp(a, "decline") != 0 &&
+		    strcmp(a, "cancel") != 0)
+			return mgw_cfg_fail(c, at, NULL, "answer '%s': expected an "
+			                    "object or accept, decline or cancel", name);
+		json_decref(*v);
+		*v = strcmp(a, "accept") == 0
+		     ? json_pack("{s:s, s:{}}", "action", "accept", "content")
+		     : json_pack("{s:s}", "action", a);
+		return *v ? 0 : mgw_cfg_fail(c, at, NULL, "out of memory");
+	}
+	if (!json_is_object(*v) ||
+	    !json_is_string(json_object_get(*v, "action")))
+		return mgw_cfg_fail(c, at, NULL, "answer '%s': expected an object "
+		                    "with a string action, or accept, decline or "
+		                    "cancel", name);
+	return 0;
+}
+
+/* answers: a mapping of input request names to answers. */
+static int check_answers(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *at,
+                         json_t *obj)
+{
+	const char *name;
+	json_t *v;
+	void *it;
+	int rc;
+
+	for (it = json_object_iter(obj); it; it = json_object_iter_next(obj, it)) {
+		name = json_object_iter_key(it);
+		v = json_incref(json_object_iter_value(it));
+		rc = answer_value(c, at, name, &v);
+		if (rc == 0 && json_object_iter_set_new(obj, it, v) != 0)
+			rc = mgw_cfg_fail(c, at, NULL, "out of memory");
+		else if (rc != 0)
+			json_decref(v);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A free JSON mapping of call idx (arguments or answers) into *dst. */
+static int apply_json(struct mgw_cfg_ctx *c, json_t **dst, const char *key,
+                      size_t idx, const struct mgw_cfg_node *v)
 {
 	json_t *obj = NULL;
 	int rc = 0;
 
 	/* errors inside the value name this path */
 	c->plen = (size_t)snprintf(c->path, sizeof(c->path),
-	                           "calls[%zu].arguments", idx);
+	                           "calls[%zu].%s", idx, key);
 	if (mgw_cfg_node_is_null(v))
 		goto out;
 	if (v->kind != MGW_CFG_MAP) {
@@ -829,10 +892,14 @@ static int apply_arguments(struct mgw_cfg_ctx *c, struct mgw_load_call *k,
 		goto out;
 	}
 	rc = node_to_json(c, v, &obj);
-	if (rc != 0)
+	if (rc == 0 && strcmp(key, "answers") == 0)
+		rc = check_answers(c, v, obj);
+	if (rc != 0) {
+		json_decref(obj);
 		goto out;
-	json_decref(k->arguments);
-	k->arguments = obj;
+	}
+	json_decref(*dst);
+	*dst = obj;
 out:
 	c->plen = 0;
 	c->path[0] = '\0';
@@ -874,7 +941,7 @@ int mgw_load_scenario_parse(struct mgw_load_conf *conf, const char *name,
 {
 	struct mgw_cfg_ctx ctx = {.name = name, .err = err, .errlen = errlen};
 	struct mgw_cfg_node *root = NULL, *calls = NULL;
-	struct detached targets = {0}, *args = NULL;
+	struct detached targets = {0}, *args = NULL, *answers = NULL;
 	size_t n_args = 0;
 	int rc;
 
@@ -900,12 +967,13 @@ int mgw_load_scenario_parse(struct mgw_load_conf *conf, const char *name,
 			calls = root->kids[i + 1];
 	if (rc == 0 && calls && calls->kind == MGW_CFG_SEQ && calls->n) {
 		args = calloc(calls->n, sizeof(*args));
-		n_args = calls->n;
-		if (!args) {
+		answers = calloc(calls->n, sizeof(*answers));
+		if (!args || !answers) {
 			snprintf(err, errlen, "%s: out of memory", name);
 			rc = MGW_ENOMEM;
 			goto out;
 		}
+		n_args = calls->n;
 		for (size_t i = 0; rc == 0 && i < calls->n; i++) {
 			char key[48];
 
@@ -913,6 +981,8 @@ int mgw_load_scenario_parse(struct mgw_load_conf *conf, const char *name,
 			ctx.plen = (size_t)snprintf(ctx.path, sizeof(ctx.path),
 			                            "%s", key);
 			rc = take_key(&ctx, calls->kids[i], "arguments", &args[i]);
+			if (rc == 0)
+				rc = take_key(&ctx, calls->kids[i], "answers", &answers[i]);
 			ctx.plen = 0;
 			ctx.path[0] = '\0';
 		}
@@ -927,10 +997,13 @@ int mgw_load_scenario_parse(struct mgw_load_conf *conf, const char *name,
 	if (targets.val && (rc = apply_targets(&ctx, conf, targets.val)) != 0)
 		goto out;
 	for (size_t i = 0; i < n_args && i < conf->n_calls; i++) {
-		if (!args[i].val)
-			continue;
-		rc = apply_arguments(&ctx, &conf->calls[i], i, args[i].val);
-		if (rc != 0)
+		if (args[i].val &&
+		    (rc = apply_json(&ctx, &conf->calls[i].arguments, "arguments", i,
+		                     args[i].val)) != 0)
+			goto out;
+		if (answers[i].val &&
+		    (rc = apply_json(&ctx, &conf->calls[i].answers, "answers", i,
+		                     answers[i].val)) != 0)
 			goto out;
 	}
 	if (ensure_arguments(conf) != 0 || name_phases(conf) != 0) {
@@ -939,9 +1012,12 @@ int mgw_load_scenario_parse(struct mgw_load_conf *conf, const char *name,
 	}
 out:
 	detached_free(&targets);
-	for (size_t i = 0; i < n_args; i++)
+	for (size_t i = 0; i < n_args; i++) {
 		detached_free(&args[i]);
+		detached_free(&answers[i]);
+	}
 	free(args);
+	free(answers);
 	mgw_cfg_tree_free(root);
 	return rc;
 }
@@ -1126,6 +1202,13 @@ int mgw_load_conf_check(const struct mgw_load_conf *c, char *err,
 		if (!json_is_object(c->calls[i].arguments)) {
 			snprintf(err, errlen, "call %s: arguments must be an "
 			         "object", c->calls[i].name);
+			return MGW_EINVAL;
+		}
+		if (c->calls[i].flow == MGW_LOAD_FLOW_MRTR &&
+		    json_object_size(c->calls[i].answers) == 0) {
+			snprintf(err, errlen, "call %s: an mrtr call needs answers "
+			         "(input request name, or \"*\", to the response)",
+			         c->calls[i].name);
 			return MGW_EINVAL;
 		}
 	}

@@ -22,6 +22,7 @@ static const char *const outcome_names[MGW_LOAD_OUTCOME_N] = {
 	[MGW_LOAD_TIMEOUT] = "timeout",
 	[MGW_LOAD_CONNECT_ERROR] = "connect_error",
 	[MGW_LOAD_TASK_LOST] = "task_lost",
+	[MGW_LOAD_STATE_LOST] = "state_lost",
 };
 
 const char *mgw_load_outcome_name(enum mgw_load_outcome o)
@@ -53,6 +54,8 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->shed += s->shed;
 	d->reinit += s->reinit;
 	d->reconnects += s->reconnects;
+	d->dialogues += s->dialogues;
+	d->rounds += s->rounds;
 	d->tasks += s->tasks;
 	d->polls += s->polls;
 	d->bytes += s->bytes;
@@ -255,6 +258,8 @@ static void count_result(struct mgw_load_counts *c,
 	c->tasks += r->tasks;
 	c->polls += r->polls;
 	c->reconnects += r->reconnected;
+	c->dialogues += r->dialogue;
+	c->rounds += r->rounds;
 	c->bytes += r->bytes;
 }
 

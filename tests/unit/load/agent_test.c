@@ -82,6 +82,7 @@ struct srv {
 	const char *token;      /* required Authorization value, or NULL */
 	int legacy_probe_status;/* legacy answer to a request with no session */
 	int deletes;
+	int mrtr_forget;        /* "ask": every requestState is unknown */
 	const char *tag;        /* makes session ids unique across servers */
 	int nseen;
 	struct seen seen[MAX_SEEN];
@@ -291,6 +292,55 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 	                      json_object_get(m->params, "arguments")), NULL);
 }
 
+/* The "ask" tool, an MRTR dialogue of two input rounds: no state asks
+ * "q1" (state "s1"), "s1" answered asks "q2" (state "s2"), "s2" answered
+ * completes; any other state, or every state with mrtr_forget, is the
+ * JSON-RPC error -32040.  A round whose answer is missing asks again.
+ * With the argument "wait": a round with no inputRequests (state "w1"
+ * only), retried at once, completes. */
+static void run_ask(struct srv *s, struct mgw_http_exchange *x,
+                    struct mgw_jrpc_msg *m)
+{
+	const char *rs = json_string_value(json_object_get(m->params, "requestState"));
+	json_t *resp = json_object_get(m->params, "inputResponses");
+	json_t *caps = json_object_get(m->meta,
+	                               "io.modelcontextprotocol/clientCapabilities");
+	const char *next_key, *next_state;
+
+	if (!json_is_object(json_object_get(caps, "elicitation"))) {
+		reply_result(s, x, m->id, tool_text("no elicitation", 1, NULL), NULL);
+		return;
+	}
+	if (json_object_get(json_object_get(m->params, "arguments"), "wait")) {
+		reply_result(s, x, m->id, !rs
+		             ? json_pack("{s:s, s:s}", "resultType", "input_required",
+		                         "requestState", "w1")
+		             : tool_text(strcmp(rs, "w1") == 0 && !resp ? "done"
+		                                                        : "bad retry",
+		                         strcmp(rs, "w1") != 0 || resp != NULL, NULL),
+		             NULL);
+		return;
+	}
+	if (rs && (s->mrtr_forget || (strcmp(rs, "s1") != 0 && strcmp(rs, "s2") != 0))) {
+		reply_error(x, 200, m->id, -32040, "requestState unknown");
+		return;
+	}
+	if (!rs || !json_object_get(resp, strcmp(rs, "s1") == 0 ? "q1" : "q2")) {
+		next_key = rs && strcmp(rs, "s2") == 0 ? "q2" : "q1";
+		next_state = rs && strcmp(rs, "s2") == 0 ? "s2" : "s1";
+	} else if (strcmp(rs, "s1") == 0) {
+		next_key = "q2", next_state = "s2";
+	} else {
+		reply_result(s, x, m->id, tool_text("done", 0, NULL), NULL);
+		return;
+	}
+	reply_result(s, x, m->id,
+	             json_pack("{s:s, s:{s:{s:s}}, s:s}", "resultType",
+	                       "input_required", "inputRequests", next_key,
+	                       "method", "elicitation/create", "requestState",
+	                       next_state), NULL);
+}
+
 static void modern_post(struct srv *s, struct mgw_http_exchange *x,
                         struct mgw_jrpc_msg *m)
 {
@@ -335,6 +385,10 @@ static void modern_post(struct srv *s, struct mgw_http_exchange *x,
 		    "properties", "region", "type", "string", "x-mcp-header",
 		    "Region", "text", "type", "string");
 		reply_result(s, x, m->id, tools, NULL);
+		return;
+	}
+	if (strcmp(m->method, "tools/call") == 0 && strcmp(m->name, "ask") == 0) {
+		run_ask(s, x, m);
 		return;
 	}
 	if (strcmp(m->method, "tools/call") == 0) {
@@ -961,6 +1015,75 @@ static void test_handle_lost_and_recreated(void **state)
 	json_decref(b);
 }
 
+/* MRTR: the rounds are followed with the answers and the state echoed
+ * (new ids, the same arguments), counted, and the dialogue is one call. */
+static void test_mrtr_dialogue(void **state)
+{
+	struct fx *f = *state;
+	json_t *answers = json_pack("{s:{s:s}, s:{s:s, s:{s:b}}}", "q1", "action",
+	                            "accept", "*", "action", "accept", "content",
+	                            "ok", 1);
+	struct mgw_load_call_spec ask = {
+		.name = "ask", .flow = MGW_LOAD_FLOW_MRTR, .tool = "ask",
+		.arguments = f->echo_args, .weight = 1, .answers = answers,
+		.max_rounds = 5,
+	};
+	json_t *b, *p, *wait;
+
+	srv_start(&f->srv, f->base, SRV_MODERN);
+	f->opts.dialect = MGW_LOAD_MODERN;
+	fx_agent(f, f->srv.url, NULL);
+	assert_int_equal(call(f, &ask), MGW_LOAD_OK);
+	assert_int_equal(f->res.dialogue, 1);
+	assert_int_equal(f->res.rounds, 2);
+	assert_int_equal(f->srv.nseen, 3);
+	b = json_loads(seen_rpc(&f->srv, 2)->body, 0, NULL);
+	p = json_object_get(b, "params");
+	assert_string_equal(json_string_value(json_object_get(p, "requestState")), "s2");
+	assert_true(json_is_true(json_object_get(json_object_get(json_object_get(
+	    json_object_get(p, "inputResponses"), "q2"), "content"), "ok")));
+	assert_string_equal(json_string_value(json_object_get(json_object_get(
+	    p, "arguments"), "text")), "hello");
+	assert_int_equal(json_integer_value(json_object_get(b, "id")), 3);
+	json_decref(b);
+	b = json_loads(seen_rpc(&f->srv, 0)->body, 0, NULL);
+	assert_null(json_object_get(json_object_get(b, "params"), "requestState"));
+	json_decref(b);
+
+	/* the server forgets the state: a state loss after the first round */
+	f->srv.mrtr_forget = 1;
+	assert_int_equal(call(f, &ask), MGW_LOAD_STATE_LOST);
+	assert_int_equal(f->res.rounds, 1);
+	assert_non_null(strstr(f->res.detail, "-32040"));
+
+	/* answers with nothing for q1 (no entry of its name, no "*"): the
+	 * dialogue ends as a tool error before any round */
+	f->srv.mrtr_forget = 0;
+	json_object_del(answers, "q1");
+	json_object_del(answers, "*");
+	json_object_set_new(answers, "other", json_pack("{s:s}", "action", "accept"));
+	assert_int_equal(call(f, &ask), MGW_LOAD_TOOL_ERROR);
+	assert_non_null(strstr(f->res.detail, "no answer for input request 'q1'"));
+	assert_int_equal(f->res.rounds, 0);
+
+	/* still input_required after max_rounds rounds: a tool error */
+	json_object_set_new(answers, "*", json_pack("{s:s}", "action", "accept"));
+	json_object_del(answers, "other");
+	f->srv.mrtr_forget = 0;
+	ask.max_rounds = 1;
+	assert_int_equal(call(f, &ask), MGW_LOAD_TOOL_ERROR);
+	assert_non_null(strstr(f->res.detail, "after 1 rounds"));
+
+	/* no inputRequests: retried at once, the state echoed, no
+	 * inputResponses (the scripted server checks both) */
+	wait = json_pack("{s:b}", "wait", 1);
+	ask.arguments = wait;
+	assert_int_equal(call(f, &ask), MGW_LOAD_OK);
+	assert_int_equal(f->res.rounds, 1);
+	json_decref(wait);
+	json_decref(answers);
+}
+
 static void test_successor_handle_replaces(void **state)
 {
 	struct fx *f = *state;
@@ -1568,6 +1691,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_modern_errors, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sse_answers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_handle_lost_and_recreated, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_mrtr_dialogue, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_successor_handle_replaces, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_legacy_counter_handles_die_with_session, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_auto_finds_modern, fx_setup, fx_teardown),

@@ -395,6 +395,64 @@ static void test_think_and_enums(void **state)
 	assert_string_equal(mgw_load_conn_name(MGW_LOAD_CONN_REUSE), "reuse");
 }
 
+/* flow: mrtr: answers as free JSON with the accept/decline/cancel
+ * shorthand expanded, max_rounds bounded, answers required. */
+static void test_mrtr_calls(void **state)
+{
+	static const char y[] =
+		"targets: http://127.0.0.1:1/mcp\n"
+		"calls:\n"
+		"  - tool: book\n"
+		"    flow: mrtr\n"
+		"    arguments: {rounds: 3}\n"
+		"    max_rounds: 7\n"
+		"    answers:\n"
+		"      date: {action: accept, content: {date: '2026-08-01'}}\n"
+		"      confirm: accept\n"
+		"      '*': decline\n"
+		"phases: [{requests: 1}]\n"
+		"gates: {max_state_losses: 0}\n";
+	char err[512];
+	struct mgw_load_conf *c = parse(y, 0, err, sizeof(err));
+	json_t *an;
+
+	(void)state;
+	assert_int_equal(c->calls[0].flow, MGW_LOAD_FLOW_MRTR);
+	assert_int_equal(c->calls[0].max_rounds, 7);
+	an = c->calls[0].answers;
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(json_object_get(an, "date"), "content"), "date")),
+		"2026-08-01");
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(an, "confirm"), "action")), "accept");
+	assert_true(json_is_object(json_object_get(json_object_get(an, "confirm"),
+	                                           "content")));
+	assert_string_equal(json_string_value(json_object_get(
+		json_object_get(an, "*"), "action")), "decline");
+	assert_null(json_object_get(json_object_get(an, "*"), "content"));
+	assert_true(c->gates.has_max_state_losses);
+	assert_int_equal(mgw_load_conf_check(c, err, sizeof(err)), 0);
+	mgw_load_conf_free(c);
+
+	/* the default bound, and answers required by the final check */
+	c = parse("targets: http://127.0.0.1:1/mcp\n"
+	          "calls: [{tool: book, flow: mrtr}]\nphases: [{requests: 1}]\n",
+	          0, err, sizeof(err));
+	assert_int_equal(c->calls[0].max_rounds, 20);
+	assert_int_equal(mgw_load_conf_check(c, err, sizeof(err)), MGW_EINVAL);
+	assert_non_null(strstr(err, "needs answers"));
+	mgw_load_conf_free(c);
+
+	expect_error("calls:\n  - {tool: b, flow: mrtr, answers: {x: maybe}}\n",
+	             "calls[0].answers", "answer 'x'");
+	expect_error("calls:\n  - {tool: b, flow: mrtr, answers: {x: {content: {}}}}\n",
+	             "calls[0].answers", "string action");
+	expect_error("calls:\n  - {tool: b, flow: mrtr, answers: [accept]}\n",
+	             "calls[0].answers", "expected a mapping");
+	expect_error("calls:\n  - {tool: b, flow: mrtr, max_rounds: 0}\n",
+	             "calls[0].max_rounds", "out of range");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_conf_check),
 		cmocka_unit_test(test_scalars_and_args),
 		cmocka_unit_test(test_think_and_enums),
+		cmocka_unit_test(test_mrtr_calls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
