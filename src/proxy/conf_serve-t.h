@@ -83,6 +83,22 @@ struct mgw_outlier_conf {
 };
 
 /* One upstream group: "upstreams: [{...}]". */
+/* affinity: none|task, and "task_affinity:" of a group (affinity.h):
+ * tasks/... requests go to the server that created the task. */
+enum mgw_affinity_conf { MGW_AFFINITY_NONE = 0, MGW_AFFINITY_TASK };
+struct mgw_task_affinity_conf {
+	int mode;                  /* affinity (none); MGW_AFFINITY_* */
+	uint32_t max_tasks;        /* task_affinity.max_tasks (100000): tasks
+	                            * remembered; the one learned longest ago
+	                            * goes first */
+	double max_ttl;            /* task_affinity.max_ttl (24h): the most a
+	                            * task is remembered, whatever its ttlMs */
+	char *redis_url;           /* task_affinity.redis.url (none): share
+	                            * the map with other gateways */
+	double redis_timeout;      /* task_affinity.redis.timeout (50ms): a
+	                            * slower answer is a miss */
+};
+
 struct mgw_upstream_conf {
 	char *name;                /* name (required, unique) */
 	enum mgw_balancer_conf balancer; /* balancer (round_robin) */
@@ -104,6 +120,7 @@ struct mgw_upstream_conf {
 	                            * holding it (read when the file loads) */
 	int tools_probe;           /* tools_probe (false): the gateway asks
 	                            * for tools/list itself (tools_probe.h) */
+	struct mgw_task_affinity_conf affinity; /* affinity, task_affinity */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */

@@ -34,6 +34,13 @@ int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
                                const struct mgw_cfg_node *routes,
                                const struct mgw_serve_conf *s);
 
+/* affinity: task works on the stateless path: refused in mode stateful,
+ * where no request takes it (upstreams: the groups' node, may be
+ * NULL). */
+int mgw_conf_check_affinity(struct mgw_cfg_ctx *c,
+                            const struct mgw_cfg_node *upstreams,
+                            const struct mgw_serve_conf *s);
+
 /* Group names appear in routes, logs ("group/host:port") and metrics:
  * 1 to 64 letters, digits, '-', '_' or '.' (an mgw_cfg_string_check). */
 int mgw_conf_check_group_name(const char *s, char *why, size_t whylen);

@@ -66,6 +66,12 @@ struct mgw_pipeline {
 	                                      * connection for shared rate
 	                                      * limits, made at first use */
 	struct mgw_log_limit rl_log;         /* its connection errors */
+	struct mgw_redis **task_redis;       /* owned: this worker's
+	                                      * connection per upstream group
+	                                      * for task_affinity.redis (index
+	                                      * of the group), made at first
+	                                      * use; NULL until then */
+	size_t n_task_redis;
 };
 
 #endif

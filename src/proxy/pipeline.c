@@ -86,6 +86,9 @@ void mgw_pipeline_free(struct mgw_pipeline *pl)
 	mgw_auth_wait_free(pl->auth);
 	mgw_upool_free(pl->pool);
 	mgw_redis_free(pl->rl_redis); /* waiting checks' replies: MGW_EIO */
+	for (size_t i = 0; i < pl->n_task_redis; i++)
+		mgw_redis_free(pl->task_redis[i]);
+	free(pl->task_redis);
 	free(pl);
 }
 
