@@ -212,6 +212,8 @@ gw_config "$T_DIR/r.yaml" task "$RL" "$C" "$D"
 start_serve -c "$T_DIR/r.yaml"
 G1=$G_ADDR
 G1U=$G_URL
+G1_PID=$G_PID
+G1_ERR=$G_ERR
 start_serve -c "$T_DIR/r.yaml"
 G2=$G_ADDR
 G2U=$G_URL
@@ -250,4 +252,31 @@ ttl=$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" pttl "$k")
 	fail "the key expires with the task's ttlMs (300000), PTTL $ttl"
 assert_match "the value names the owner" \
 	" http://127\.0\.0\.1:[0-9]+$" "$(redis-cli -h 127.0.0.1 -p "$REDIS_PORT" get "$k")"
+
+# ---- e. a reload keeps the map; a server removed is an owner gone ------
+declare -a ON_C ON_D
+for t in "${RT[@]}"; do
+	tget "http://$C/mcp" "$t"
+	if [ "$ST" = -32602 ]; then ON_D+=("$t"); else ON_C+=("$t"); fi
+done
+if [ "${#ON_C[@]}" -ge 1 ] && [ "${#ON_D[@]}" -ge 1 ]; then
+	gw_config "$T_DIR/r.yaml.tmp" task "$RL" "$C"
+	mv "$T_DIR/r.yaml.tmp" "$T_DIR/r.yaml"
+	done_lines() { grep -c "reload: done" "$G1_ERR" 2>/dev/null; }
+	kill -HUP "$G1_PID"
+	poll_until 10 eval '[ "$(done_lines)" -ge 1 ]' ||
+		fail "gateway 1 did not reload: $(tail -n 3 "$G1_ERR")"
+	d_unknown=$(unknown_on "$D")
+	routed=$(gstat "$G1" '.upstreams[0].tasks.routed')
+	tget "$G1U" "${ON_C[0]}"
+	assert_eq "after the reload: C's task still routed to C" working "$ST"
+	assert_eq "after the reload: the map was carried (routed, not missed)" \
+		$((routed + 1)) "$(gstat "$G1" '.upstreams[0].tasks.routed')"
+	tget "$G1U" "${ON_D[0]}"
+	assert_jq "D removed from the group: its task is gone, from the gateway" \
+		'.error.code == -32602 and (.error.message | test("no longer available"))'
+	assert_eq "D was not asked" "$d_unknown" "$(unknown_on "$D")"
+else
+	fail "gateway 1 put all four tasks on one replica (C ${#ON_C[@]}, D ${#ON_D[@]})"
+fi
 finish
