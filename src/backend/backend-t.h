@@ -20,6 +20,7 @@ struct mgw_strmap;
 struct mgw_be_store;
 struct mgw_be_record;
 struct mgw_mrtr;
+struct mgw_be_tasks;
 
 /* The era a request is served in (decided per request in dual mode). */
 enum mgw_be_era { MGW_BE_LEGACY = 1, MGW_BE_MODERN = 2 };
@@ -139,6 +140,7 @@ struct mgw_backend {
 	int stopping;
 	struct mgw_be_record *record;   /* --record N; NULL when off */
 	struct mgw_mrtr *mrtr;          /* MRTR request states (mrtr.c) */
+	struct mgw_be_tasks *tasks;     /* tasks and their store (tasks.c) */
 };
 
 #endif

@@ -14,6 +14,8 @@
 #include "backend/record.h"
 #include "backend/mrtr.h"
 #include "backend/state.h"
+#include "backend/tasks.h"
+#include "backend/conf_backend.h"
 #include "core/commands.h"
 #include "conf/config.h"
 #include "conf/cli_config.h"
@@ -33,7 +35,8 @@ static void usage(FILE *out)
 "\n"
 "Runs the reference MCP server: a real Streamable HTTP MCP server with the\n"
 "tools echo, echo_region, add, sleep, whoami, counter_create,\n"
-"counter_increment, notify, list_changed and ticks, for tests and benchmarks that\n"
+"counter_increment, book, notify, list_changed, ticks and slow_job (a task), for\n"
+"tests and benchmarks that\n"
 "need replicas to scale out, kill and restart.\n"
 "\n"
 "  -c, --config FILE\n"
@@ -88,6 +91,23 @@ static void usage(FILE *out)
 "  --single-use\n"
 "        Sealed: remember each requestState presented here until it expires,\n"
 "        refusing a second presentation (-32046).  Per replica.\n"
+"  --tasks memory|redis\n"
+"        Where the records of tasks (slow_job run as a task; tasks/get,\n"
+"        tasks/cancel, tasks/update, legacy tasks/result) live.  memory: a map\n"
+"        in this replica (another replica answers -32602 'Task not found').\n"
+"        redis: a hash per task in the --redis Redis (the --state redis\n"
+"        connection when both are redis), so any replica answers for any task.\n"
+"        The job runs in the replica that created it; a task still working\n"
+"        3 s past its job's end (its replica stopped) reads failed.\n"
+"        Default: memory.\n"
+"  --max-tasks N\n"
+"        Most tasks held: records kept (memory) and jobs running here (both).\n"
+"        A task beyond it is refused (-32603).  Default: 10000.\n"
+"  --task-ttl DURATION\n"
+"        Lifetime of a task record from its creation (ttl/ttlMs; a legacy\n"
+"        client may ask for less).  1s to 24h.  Default: 5m.\n"
+"  --task-poll-interval DURATION\n"
+"        The pollInterval/pollIntervalMs tasks suggest.  Default: 100ms.\n"
 "  --sse always|never\n"
 "        always: answer every request as an SSE stream (a progress or log\n"
 "        notification, then the response).  never: answer application/json.\n"
@@ -135,7 +155,8 @@ static void usage(FILE *out)
 "sessions_deleted, initialize_count, requests, requests_by_method,\n"
 "lost_session_rejections, handle_losses, sse_streams_open, uptime_s,\n"
 "mrtr_states_issued, mrtr_state_bytes_total, mrtr_state_bytes_max,\n"
-"mrtr_completed, mrtr_refusals,\n"
+"mrtr_completed, mrtr_refusals, tasks, tasks_created, tasks_completed,\n"
+"tasks_cancelled, tasks_refused, tasks_unknown, tasks_running, tasks_held,\n"
 "connections, ...); GET /whoami answers the replica id.\n"
 "\n"
 "Exit status: 0 after a graceful stop, 1 on a runtime failure (such as a\n"
@@ -147,7 +168,8 @@ enum {
 	OPT_ERA = 256, OPT_STATE, OPT_REDIS, OPT_KEY_FILE, OPT_SSE, OPT_DELAY,
 	OPT_ID, OPT_LOST, OPT_PATH, OPT_IDLE, OPT_KEEPALIVE, OPT_MAX_SESSIONS,
 	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD, OPT_RS, OPT_RS_TTL,
-	OPT_RS_BIND, OPT_SINGLE_USE,
+	OPT_RS_BIND, OPT_SINGLE_USE, OPT_TASKS, OPT_MAX_TASKS, OPT_TASK_TTL,
+	OPT_TASK_POLL,
 };
 
 static const struct option long_opts[] = {
@@ -171,6 +193,10 @@ static const struct option long_opts[] = {
 	{"request-state-ttl", required_argument, NULL, OPT_RS_TTL},
 	{"request-state-bind-principal", no_argument, NULL, OPT_RS_BIND},
 	{"single-use", no_argument, NULL, OPT_SINGLE_USE},
+	{"tasks", required_argument, NULL, OPT_TASKS},
+	{"max-tasks", required_argument, NULL, OPT_MAX_TASKS},
+	{"task-ttl", required_argument, NULL, OPT_TASK_TTL},
+	{"task-poll-interval", required_argument, NULL, OPT_TASK_POLL},
 	{NULL, 0, NULL, 0},
 };
 
@@ -181,6 +207,7 @@ struct flags {
 	const char *era, *state, *redis, *key_file, *sse, *delay, *id, *lost;
 	const char *path, *idle, *keepalive, *max_sessions;
 	const char *handle_ttl, *shutdown, *record, *rs, *rs_ttl;
+	const char *tasks, *max_tasks, *task_ttl, *task_poll;
 	int rs_bind, single_use;
 };
 
@@ -212,6 +239,10 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_RS_TTL: f->rs_ttl = v; break;
 	case OPT_RS_BIND: f->rs_bind = 1; break;
 	case OPT_SINGLE_USE: f->single_use = 1; break;
+	case OPT_TASKS: f->tasks = v; break;
+	case OPT_MAX_TASKS: f->max_tasks = v; break;
+	case OPT_TASK_TTL: f->task_ttl = v; break;
+	case OPT_TASK_POLL: f->task_poll = v; break;
 	default: return MGW_EINVAL;
 	}
 	return 0;
@@ -247,6 +278,32 @@ static int id_valid(const char *s)
 		if (*s <= 0x20 || *s >= 0x7f)
 			return 0;
 	return 1;
+}
+
+/* --tasks, --max-tasks, --task-ttl, --task-poll-interval (bounds as the
+ * file's keys). */
+static int task_flags(struct mgw_backend_conf *b, const struct flags *f)
+{
+	long long v;
+	int rc;
+
+	if (f->tasks && mgw_config_parse_tasks(f->tasks, &b->tasks) != 0)
+		return usage_error("invalid --tasks '%s' (memory or redis)", f->tasks);
+	if (f->max_tasks) {
+		if (mgw_parse_int(f->max_tasks, 1, 10000000, &v) != 0)
+			return usage_error("invalid --max-tasks '%s' (1 to 10000000)",
+			                   f->max_tasks);
+		b->max_tasks = (size_t)v;
+	}
+	if (f->task_ttl && (rc = duration_flag("--task-ttl", f->task_ttl,
+	                                       &b->task_ttl, 1.0, 86400.0)) != 0)
+		return rc;
+	if (f->task_poll && (rc = duration_flag("--task-poll-interval",
+	                                        f->task_poll,
+	                                        &b->task_poll_interval, 0.01,
+	                                        60.0)) != 0)
+		return rc;
+	return 0;
 }
 
 /* Copies the file's backend section (own strings) and applies the flags. */
@@ -339,6 +396,8 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 		b->request_state_bind_principal = 1;
 	if (f->single_use)
 		b->single_use = 1;
+	if ((rc = task_flags(b, f)) != 0)
+		return rc;
 	if (f->shutdown && (rc = duration_flag("--shutdown-timeout", f->shutdown,
 	                                       &be->shutdown_timeout, 0.0,
 	                                       3600.0)) != 0)
@@ -502,6 +561,15 @@ static int setup(struct mgw_backend *be, const struct mgw_config *cfg)
 			}
 		}
 	}
+	{
+		char err[512] = "";
+		if (mgw_be_tasks_init(be, mgw_be_store_redis_conn(be->store), err,
+		                      sizeof(err)) != 0) {
+			fprintf(stderr, "mcpgw backend: --tasks %s: %s\n",
+			        mgw_config_tasks_name(be->conf.tasks), err);
+			return MGW_EXIT_USAGE;
+		}
+	}
 	be->http = mgw_http_server_new(be->base, &cfg->limits, mgw_be_on_request,
 	                               be);
 	return be->http ? 0 : MGW_EXIT_RUNTIME;
@@ -536,9 +604,10 @@ int mgw_backend_main(int argc, char **argv)
 	rc = start_listeners(&be, ls, n_ls);
 	if (rc)
 		goto out;
-	mgw_info(NULL, "mcpgw backend %s: era %s, state %s, request-state %s%s%s, "
-	         "path %s, sse %s", be.conf.id,
+	mgw_info(NULL, "mcpgw backend %s: era %s, state %s, tasks %s, "
+	         "request-state %s%s%s, path %s, sse %s", be.conf.id,
 	         mgw_be_era_name(be.conf.era), mgw_be_state_name(be.conf.state),
+	         mgw_config_tasks_name(be.conf.tasks),
 	         be.conf.request_state == MGW_RS_SEALED ? "sealed" : "memory",
 	         be.conf.request_state_bind_principal ? " bound to principal" : "",
 	         be.conf.single_use ? " single-use" : "",
@@ -553,8 +622,11 @@ out:
 	mgw_signals_free(sig);
 	mgw_http_server_free(be.http);
 	be.http = NULL;
+	/* the state store first: a Redis connection the task store borrows
+	 * answers the task store's pending commands while it still exists */
 	mgw_be_store_free(be.store);
 	be.store = NULL;
+	mgw_be_tasks_deinit(&be);
 	mgw_mrtr_deinit(&be);
 	mgw_be_sessions_deinit(&be);
 	mgw_be_record_free(be.record);

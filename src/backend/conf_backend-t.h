@@ -11,6 +11,7 @@ enum mgw_era_conf { MGW_ERA_LEGACY, MGW_ERA_MODERN, MGW_ERA_DUAL };
 enum mgw_state_conf { MGW_STATE_MEMORY, MGW_STATE_HMAC, MGW_STATE_REDIS };
 enum mgw_sse_conf { MGW_SSE_NEVER, MGW_SSE_ALWAYS };
 enum mgw_rs_conf { MGW_RS_MEMORY, MGW_RS_SEALED };
+enum mgw_tasks_conf { MGW_TASKS_MEMORY, MGW_TASKS_REDIS };
 
 /* "backend:" section: the reference MCP server. */
 struct mgw_backend_conf {
@@ -32,6 +33,11 @@ struct mgw_backend_conf {
 	double request_state_ttl;       /* request_state_ttl (10m) */
 	int request_state_bind_principal; /* ..._bind_principal (false) */
 	int single_use;                 /* request_state_single_use (false) */
+	/* tasks (the slow_job tool, tasks/...): where records live, bounds */
+	enum mgw_tasks_conf tasks;      /* tasks: memory|redis (memory) */
+	size_t max_tasks;               /* max_tasks (10000) */
+	double task_ttl;                /* task_ttl: record lifetime (5m) */
+	double task_poll_interval;      /* task_poll_interval (100ms) */
 };
 
 #endif

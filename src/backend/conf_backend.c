@@ -24,6 +24,9 @@ static const struct mgw_cfg_enum sse_modes[] = {
 static const struct mgw_cfg_enum rs_modes[] = {
 	{"memory", MGW_RS_MEMORY}, {"sealed", MGW_RS_SEALED}, {NULL, 0},
 };
+static const struct mgw_cfg_enum task_modes[] = {
+	{"memory", MGW_TASKS_MEMORY}, {"redis", MGW_TASKS_REDIS}, {NULL, 0},
+};
 /* Widely used servers answer 400 for a lost session, the spec says 404. */
 static const struct mgw_cfg_enum lost_statuses[] = {
 	{"404", 404}, {"400", 400}, {NULL, 0},
@@ -66,6 +69,15 @@ static const struct mgw_cfg_field backend_fields[] = {
 	 B(request_state_bind_principal), .def = "false"},
 	{.key = "request_state_single_use", .type = MGW_CFG_BOOL, B(single_use),
 	 .def = "false"},
+	{.key = "tasks", .type = MGW_CFG_ENUM, B(tasks), .enums = task_modes,
+	 .def = "memory"},
+	{.key = "max_tasks", .type = MGW_CFG_INT, B(max_tasks),
+	 .min = 1, .max = 10000000, .def = "10000"},
+	/* a task must outlive the longest job (slow_job: 60 s) to be read */
+	{.key = "task_ttl", .type = MGW_CFG_DURATION, B(task_ttl),
+	 .dmin = 1, .dmax = 86400, .def = "5m"},
+	{.key = "task_poll_interval", .type = MGW_CFG_DURATION,
+	 B(task_poll_interval), .dmin = 0.01, .dmax = 60, .def = "100ms"},
 	{.key = "path", .type = MGW_CFG_STRING, B(path), .def = "/mcp",
 	 .check = mgw_cfg_check_path},
 };
@@ -103,6 +115,21 @@ int mgw_config_parse_sse(const char *s, enum mgw_sse_conf *out)
 		return MGW_EINVAL;
 	*out = (enum mgw_sse_conf)v;
 	return 0;
+}
+
+int mgw_config_parse_tasks(const char *s, enum mgw_tasks_conf *out)
+{
+	int v;
+
+	if (mgw_cfg_enum_lookup(task_modes, s, &v) != 0)
+		return MGW_EINVAL;
+	*out = (enum mgw_tasks_conf)v;
+	return 0;
+}
+
+const char *mgw_config_tasks_name(enum mgw_tasks_conf v)
+{
+	return mgw_cfg_enum_name(task_modes, (int)v);
 }
 
 const char *mgw_config_era_name(enum mgw_era_conf v)

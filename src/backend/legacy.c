@@ -12,6 +12,7 @@
 #include "backend/backend.h"
 #include "backend/state.h"
 #include "backend/strmap.h"
+#include "backend/tasks.h"
 #include "core/errors.h"
 #include "http/headers.h"
 #include "http/server.h"
@@ -82,6 +83,7 @@ static void on_sweep(evutil_socket_t fd, short what, void *arg)
 	mgw_strmap_foreach(sc.be->sessions, sweep_one, &sc);
 	if (sc.be->store && sc.be->store->ops->sweep)
 		sc.be->store->ops->sweep(sc.be->store, sc.now);
+	mgw_be_tasks_sweep(sc.be, sc.now);
 }
 
 int mgw_be_sessions_init(struct mgw_backend *be)
@@ -305,6 +307,12 @@ static void do_initialize(struct mgw_backend *be, struct mgw_http_exchange *x,
 	                "capabilities", "tools", "listChanged", 1, "logging",
 	                "serverInfo", mgw_be_server_info(be), "instructions",
 	                instructions);
+	/* Experimental tasks exist from 2025-11-25 on; no tasks/list, as
+	 * tasks are not bound to a requestor here (tasks spec, security). */
+	if (strcmp(s->version, "2025-11-25") >= 0)
+		json_object_set_new(json_object_get(res, "capabilities"), "tasks",
+		                    json_pack("{s{}s{s{s{}}}}", "cancel", "requests",
+		                              "tools", "call"));
 	mgw_be_call_result(c, res);
 	mgw_be_call_unref(c);
 	return;
@@ -320,6 +328,13 @@ oom:
 }
 
 /* ---- POST / GET / DELETE -------------------------------------------------- */
+
+/* The task methods of 2025-11-25 (no tasks/list: see do_initialize). */
+static int is_task_method(const char *m)
+{
+	return !strcmp(m, "tasks/get") || !strcmp(m, "tasks/result") ||
+	       !strcmp(m, "tasks/cancel");
+}
 
 void mgw_be_legacy_post(struct mgw_backend *be, struct mgw_http_exchange *x,
                         struct mgw_jrpc_msg *msg)
@@ -362,6 +377,9 @@ void mgw_be_legacy_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 	} else if (strcmp(method, "tools/call") == 0) {
 		mgw_be_call_start(c, 0);
 		mgw_be_tools_call(c, s);
+	} else if (is_task_method(method) && mgw_be_tasks_speaks(c, s)) {
+		mgw_be_call_start(c, 0);
+		mgw_be_tasks_method(c);
 	} else if (strcmp(method, "logging/setLevel") == 0) {
 		mgw_be_call_start(c, 0);
 		mgw_be_call_result(c, json_object());

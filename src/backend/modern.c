@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backend/backend.h"
+#include "backend/tasks.h"
 #include "core/errors.h"
 #include "http/headers.h"
 #include "http/server.h"
@@ -44,7 +45,15 @@ static json_t *unsupported_data(const char *requested)
 
 static json_t *capabilities(void)
 {
-	return json_pack("{s{sb}s{}}", "tools", "listChanged", 1, "logging");
+	return json_pack("{s{sb}s{}s{s{}}}", "tools", "listChanged", 1, "logging",
+	                 "extensions", "io.modelcontextprotocol/tasks");
+}
+
+/* SEP-2663's methods (tasks/result is gone: Method not found). */
+static int is_task_method(const char *m)
+{
+	return !strcmp(m, "tasks/get") || !strcmp(m, "tasks/update") ||
+	       !strcmp(m, "tasks/cancel");
 }
 
 /* ---- subscriptions/listen -------------------------------------------- */
@@ -185,7 +194,8 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		return;
 	}
 	if (strcmp(method, "server/discover") != 0 &&
-	    strcmp(method, "tools/list") != 0 && strcmp(method, "tools/call") != 0) {
+	    strcmp(method, "tools/list") != 0 && strcmp(method, "tools/call") != 0 &&
+	    !is_task_method(method)) {
 		mgw_info(&ctx, "unknown method '%.64s' (404)", method);
 		mgw_be_reply_error(x, 404, msg->id, MGW_JRPC_METHOD_NOT_FOUND,
 		                   "Method not found", NULL, NULL);
@@ -214,6 +224,8 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		                                mgw_be_tools_list(be, MGW_BE_MODERN),
 		                                "ttlMs", (json_int_t)CACHE_TTL_MS,
 		                                "cacheScope", "public"));
+	} else if (is_task_method(method)) {
+		mgw_be_tasks_method(c);
 	} else {
 		mgw_be_tools_call(c, NULL);
 	}

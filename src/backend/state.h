@@ -62,6 +62,10 @@ struct mgw_be_store *mgw_be_store_redis_new(struct event_base *base,
                                             const char *url, double ttl,
                                             char *err, size_t errlen);
 
+/* The Redis connection of a redis design, for the task store to share
+ * (tasks.h); NULL for the other designs and for NULL. */
+struct mgw_redis *mgw_be_store_redis_conn(struct mgw_be_store *s);
+
 /* Frees any design; NULL is allowed.  Pending callbacks run first with
  * MGW_EIO. */
 void mgw_be_store_free(struct mgw_be_store *s);

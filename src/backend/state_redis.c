@@ -208,6 +208,11 @@ static const struct mgw_be_store_ops redis_ops = {
 	.free = redis_free,
 };
 
+struct mgw_redis *mgw_be_store_redis_conn(struct mgw_be_store *s)
+{
+	return s && s->ops == &redis_ops ? ((struct redis_store *)s)->conn : NULL;
+}
+
 struct mgw_be_store *mgw_be_store_redis_new(struct event_base *base,
                                             const char *url, double ttl,
                                             char *err, size_t errlen)

@@ -10,6 +10,7 @@
 #include "backend/mrtr.h"
 #include "backend/state.h"
 #include "backend/strmap.h"
+#include "backend/tasks.h"
 #include "http/server.h"
 #include "util/time.h"
 
@@ -102,6 +103,7 @@ json_t *mgw_be_stats_json(const struct mgw_backend *be)
 	json_object_set_new(o, "notifications_pushed", U(st->notifications_pushed));
 	json_object_set_new(o, "state_store", store);
 	mgw_mrtr_describe(be, o);
+	mgw_be_tasks_describe(be, o);
 	json_object_set_new(o, "uptime_s", json_real((double)(mgw_now_ms() - be->start_ms) / 1000.0));
 	json_object_set_new(o, "connections", U(be->http ? mgw_http_server_connections(be->http) : 0));
 	json_object_set_new(o, "inflight", U(be->http ? mgw_http_server_inflight(be->http) : 0));

@@ -2,7 +2,7 @@
  * to make one behaviour observable through a gateway (who served: whoami;
  * latency and cancellation: sleep; state across calls: counter_*; pushed
  * messages: notify, list_changed; Mcp-Param-* mirroring: echo_region;
- * streaming through a proxy: ticks).
+ * streaming through a proxy: ticks; tasks: slow_job).
  * Bad arguments are tool errors (isError: true), not protocol errors
  * (tools spec, error handling). */
 #include "autoconf.h"
@@ -17,6 +17,7 @@
 #include "backend/backend.h"
 #include "backend/mrtr.h"
 #include "backend/state.h"
+#include "backend/tasks.h"
 #include "core/errors.h"
 #include "http/server.h"
 #include "mcp/json.h"
@@ -178,20 +179,54 @@ static void run_sleep(struct mgw_be_call *c, struct mgw_be_session *sess,
 		                  "Cannot arm a timer", NULL);
 }
 
+/* ---- slow_job (tasks, tasks.c) ------------------------------------------ */
+
+#define SLOW_JOB_DEFAULT_MS 300
+
+static uint32_t slow_job_ms(const struct mgw_be_call *c)
+{
+	json_t *ms = json_object_get(json_object_get(c->msg.params, "arguments"), "ms");
+
+	return ms ? (uint32_t)json_integer_value(ms) : SLOW_JOB_DEFAULT_MS;
+}
+
+static void on_slow_job_done(struct mgw_be_call *c)
+{
+	mgw_be_call_result(c, mgw_be_slow_job_result(slow_job_ms(c)));
+}
+
+/* A job of ms milliseconds: a task when the request allows one (the
+ * answer comes at once, the work ends on a timer of this replica), else
+ * an ordinary call that answers when the work is done, like sleep. */
+static void run_slow_job(struct mgw_be_call *c, struct mgw_be_session *sess,
+                         json_t *args)
+{
+	json_t *ms = json_object_get(args, "ms");
+	int want;
+
+	if (ms && (!json_is_integer(ms) || json_integer_value(ms) < 0 ||
+	           json_integer_value(ms) > MGW_BE_MAX_SLEEP_MS)) {
+		bad_args(c, "ms must be an integer from 0 to 60000");
+		return;
+	}
+	want = mgw_be_task_requested(c, sess);
+	if (want < 0)
+		return;
+	if (want) {
+		mgw_be_task_create(c, slow_job_ms(c));
+		return;
+	}
+	if (mgw_be_call_after(c, slow_job_ms(c), on_slow_job_done) != 0)
+		mgw_be_call_error(c, 500, MGW_JRPC_INTERNAL_ERROR,
+		                  "Cannot arm a timer", NULL);
+}
+
 /* ---- ticks ---------------------------------------------------------------- */
 
 /* Bounds that keep one call finite: the whole stream lasts at most as
  * long as the longest sleep. */
 #define MAX_TICKS 1000
 #define MAX_TICK_INTERVAL_MS 10000
-
-static uint64_t wall_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void ticks_args(const struct mgw_be_call *c, uint32_t *count,
                        uint32_t *interval)
@@ -220,7 +255,7 @@ static void on_tick(struct mgw_be_call *c)
 {
 	json_t *meta = c->msg.meta, *token = NULL, *level = NULL;
 	uint32_t count, interval, k = ++c->ticks_sent;
-	unsigned long long now = (unsigned long long)wall_ms();
+	unsigned long long now = (unsigned long long)mgw_be_wall_ms();
 	char msg[96], comment[96];
 	int n;
 
@@ -553,6 +588,16 @@ static const struct tool tools[] = {
 	 "\"minimum\":0,\"maximum\":10000}},\"required\":[\"count\","
 	 "\"interval_ms\"],\"additionalProperties\":false}",
 	 1, 1, run_ticks},
+	{"slow_job", "Slow job",
+	 "Works ms milliseconds (0..60000, default 300) on a timer. Run as a "
+	 "task when the request allows one (2026-07-28: the client declares "
+	 "the io.modelcontextprotocol/tasks extension; 2025-11-25: params.task): "
+	 "the answer is the created task at once, then tasks/get (and "
+	 "tasks/result, legacy) report it; tasks/cancel stops it. Otherwise it "
+	 "answers when done.",
+	 "{\"type\":\"object\",\"properties\":{\"ms\":{\"type\":\"integer\","
+	 "\"minimum\":0,\"maximum\":60000}},\"additionalProperties\":false}",
+	 1, 0, run_slow_job},
 	{"list_changed", "Signal tools list change",
 	 "Sends notifications/tools/list_changed on the session's GET stream "
 	 "(legacy) or on every subscriptions/listen stream that asked for it "
@@ -583,7 +628,6 @@ json_t *mgw_be_tools_list(const struct mgw_backend *be, enum mgw_be_era era)
 	json_t *a = json_array();
 
 	(void)be;
-	(void)era;
 	for (size_t i = 0; i < N_TOOLS; i++) {
 		const struct tool *t = &tools[i];
 		json_t *schema = json_loads(t->schema, 0, NULL);
@@ -592,10 +636,16 @@ json_t *mgw_be_tools_list(const struct mgw_backend *be, enum mgw_be_era era)
 		                        "idempotentHint", t->idempotent,
 		                        "destructiveHint", 0, "openWorldHint", 0);
 
-		json_array_append_new(a, json_pack("{sssssssoso}", "name", t->name,
-		                                   "title", t->title, "description",
-		                                   t->description, "inputSchema",
-		                                   schema, "annotations", ann));
+		json_t *o = json_pack("{sssssssoso}", "name", t->name, "title",
+		                      t->title, "description", t->description,
+		                      "inputSchema", schema, "annotations", ann);
+
+		/* 2025-11-25 tool-level task negotiation; the modern era has
+		 * none (SEP-2663: the server decides) */
+		if (era == MGW_BE_LEGACY && t->run == run_slow_job)
+			json_object_set_new(o, "execution",
+			                    json_pack("{ss}", "taskSupport", "optional"));
+		json_array_append_new(a, o);
 	}
 	return a;
 }
@@ -618,10 +668,19 @@ void mgw_be_tools_call(struct mgw_be_call *c, struct mgw_be_session *sess)
 		return;
 	}
 	for (size_t i = 0; i < N_TOOLS; i++) {
-		if (strcmp(tools[i].name, name) == 0) {
-			tools[i].run(c, sess, args);
+		if (strcmp(tools[i].name, name) != 0)
+			continue;
+		/* taskSupport absent means forbidden: -32601 (tasks spec) */
+		if (tools[i].run != run_slow_job && c->era == MGW_BE_LEGACY &&
+		    json_object_get(c->msg.params, "task") &&
+		    mgw_be_tasks_speaks(c, sess)) {
+			snprintf(msg, sizeof(msg), "Method not found: tool %.100s does "
+			         "not support task-augmented execution", name);
+			mgw_be_call_error(c, 200, MGW_JRPC_METHOD_NOT_FOUND, msg, NULL);
 			return;
 		}
+		tools[i].run(c, sess, args);
+		return;
 	}
 	snprintf(msg, sizeof(msg), "Unknown tool: %.100s", name);
 	mgw_be_call_error(c, 200, MGW_JRPC_INVALID_PARAMS, msg, NULL);
