@@ -353,6 +353,10 @@ static int check_name(const struct mgw_headers *h,
 	         !strcmp(m->method, "prompts/get"))
 		field = "params.name";
 	else if (is_task_method(m->method)) {
+		/* a taskId that is not a string is the server's -32602 to
+		 * answer, whatever the header says */
+		if (!m->task_id && json_object_get(m->params, "taskId"))
+			return 1;
 		field = "params.taskId";
 		name = m->task_id;
 	} else

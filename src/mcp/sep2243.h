@@ -65,7 +65,8 @@ struct mgw_sep2243_verdict {
  * - Mcp-Name is required for tools/call, prompts/get and resources/read
  *   requests whose body has the name/uri, and (SEP-2663, the tasks
  *   extension) for tasks/get, tasks/update and tasks/cancel whose body
- *   has params.taskId; sent while the body has none it is a mismatch; on
+ *   has params.taskId; sent while the body has none it is a mismatch
+ *   (a taskId that is not a string is left to the server's -32602); on
  *   other methods it is ignored;
  * - a declared Mcp-Param-* header must be present when the argument is
  *   present and non-null, and absent otherwise; integers compare

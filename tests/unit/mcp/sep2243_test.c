@@ -304,12 +304,19 @@ static void test_task_name(void **state)
 	expect_ok(&f);
 	done(&f);
 	/* no taskId in the body: the header has nothing to mirror */
-	load(&f, TASK("tasks/get", "5"));
-	modern_headers(&f, "tasks/get", "5");
+	load(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\","
+	         "\"params\":{" META "}}");
+	modern_headers(&f, "tasks/get", "t-42");
 	run(&f, NULL, 0);
 	expect_fail(&f, MGW_MCP_HEADER_MISMATCH, "the body has no params.taskId");
 	done(&f);
-	/* nor is one needed then: the server reports the params */
+	/* a taskId that is not a string: the server's -32602, with or
+	 * without the header */
+	load(&f, TASK("tasks/get", "5"));
+	modern_headers(&f, "tasks/get", "5");
+	run(&f, NULL, 0);
+	expect_ok(&f);
+	done(&f);
 	load(&f, TASK("tasks/get", "5"));
 	modern_headers(&f, "tasks/get", NULL);
 	run(&f, NULL, 0);
