@@ -54,6 +54,17 @@ enum mgw_load_flow {
 	 * naming an unknown handle is MGW_LOAD_HANDLE_LOST and drops the
 	 * handle, so the next call of the spec creates a new one. */
 	MGW_LOAD_FLOW_COUNTER,
+	/* A task (tasks utility of 2025-11-25, SEP-2663 extension of
+	 * 2026-07-28): the tools/call asks for a task (legacy: params.task;
+	 * modern: the request declares io.modelcontextprotocol/tasks); a
+	 * CreateTaskResult is followed by tasks/get every pollInterval the
+	 * server suggests (Mcp-Name: taskId on the modern era) until the task
+	 * is terminal, within the call's timeout; legacy then fetches the
+	 * result with tasks/result.  A server that answers with a plain
+	 * result instead is an ordinary call.  -32602 to a tasks/get or
+	 * tasks/result (the replica does not know the task) is
+	 * MGW_LOAD_TASK_LOST. */
+	MGW_LOAD_FLOW_TASK,
 };
 
 /* Where the load goes.  Built once by the command (or a test) and shared,
@@ -161,6 +172,9 @@ enum mgw_load_outcome {
 	/* No answer: connect/TLS failure, connection closed or reset, a
 	 * malformed response, a stdio server that died. */
 	MGW_LOAD_CONNECT_ERROR,
+	/* Task flow: the replica polled did not know the task (-32602 to
+	 * tasks/get or tasks/result): its record lives on another one. */
+	MGW_LOAD_TASK_LOST,
 	MGW_LOAD_OUTCOME_N,
 };
 
@@ -184,6 +198,10 @@ struct mgw_load_result {
 	 * transport (after any handshake or handle creation it needed), for
 	 * the service time; 0 when it was never sent. */
 	uint64_t sent_ns;
+	/* Task flow: 1 when the server answered with a task; the tasks/get
+	 * requests the call sent. */
+	unsigned tasks;
+	unsigned polls;
 	/* Short reason for a failure, for logs ("HTTP 404", "unknown
 	 * handle", "connect: refused"); NULL for MGW_LOAD_OK. */
 	const char *detail;

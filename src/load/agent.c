@@ -231,6 +231,8 @@ static void finish(struct mgw_load_agent *a, enum mgw_load_outcome out)
 	a->res.detail = out == MGW_LOAD_OK ? NULL : a->detail;
 	a->step = LD_ST_IDLE;
 	evtimer_del(a->tmo_ev);
+	if (a->poll_ev)
+		evtimer_del(a->poll_ev);
 	ld_auth_cancel(&a->auth_wait);
 	ld_msg_free(a->msg);
 	a->msg = NULL;
@@ -422,6 +424,12 @@ static struct ld_msg *call_msg(struct mgw_load_agent *a)
 	params = json_pack("{s:s, s:o}", "name", spec->tool, "arguments", args);
 	if (!params)
 		return NULL;
+	/* 2025-11-25: the client asks for a task on the request itself */
+	if (spec->flow == MGW_LOAD_FLOW_TASK && a->era == MGW_ERA_IS_LEGACY &&
+	    json_object_set_new(params, "task", json_object()) != 0) {
+		json_decref(params);
+		return NULL;
+	}
 	return era_request(a, "tools/call", spec->tool, params);
 }
 
@@ -465,10 +473,147 @@ static void on_probe(struct mgw_load_agent *a, const struct ld_answer *ans)
 	advance(a);
 }
 
+/* ---- tasks ---- */
+
+/* Bounds on the poll interval a server suggests: a server asking for 0
+ * must not make the client spin, one asking for an hour must not
+ * outlast every call timeout unseen. */
+#define POLL_MIN_MS 10
+#define POLL_MAX_MS 5000
+#define POLL_DEFAULT_MS 100
+
+static void take_poll_interval(struct mgw_load_agent *a, const json_t *task)
+{
+	const json_t *p = json_object_get(task, a->era == MGW_ERA_IS_MODERN
+	                                              ? "pollIntervalMs"
+	                                              : "pollInterval");
+	json_int_t v;
+
+	if (!json_is_integer(p))
+		return;
+	v = json_integer_value(p);
+	a->poll_ms = (uint32_t)(v < POLL_MIN_MS ? POLL_MIN_MS
+	                        : v > POLL_MAX_MS ? POLL_MAX_MS : v);
+}
+
+static void schedule_poll(struct mgw_load_agent *a)
+{
+	struct timeval tv = {a->poll_ms / 1000, (a->poll_ms % 1000) * 1000};
+
+	ld_msg_free(a->msg);
+	a->msg = NULL;
+	a->step = LD_ST_POLL_WAIT;
+	evtimer_add(a->poll_ev, &tv);
+}
+
+static void on_poll_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_load_agent *a = arg;
+	json_t *p = json_pack("{s:s}", "taskId", a->task_id);
+
+	(void)fd;
+	(void)what;
+	if (a->step != LD_ST_POLL_WAIT) {
+		json_decref(p);
+		return;
+	}
+	a->res.polls++;
+	send_msg(a, p ? era_request(a, "tasks/get", a->task_id, p) : NULL,
+	         LD_ST_POLL);
+}
+
+/* The CreateTaskResult of either era, or NULL: modern, resultType "task"
+ * with the Task's fields; legacy, {task: Task}. */
+static const json_t *created_task(const struct mgw_load_agent *a,
+                                  const json_t *result)
+{
+	const char *rt;
+
+	if (a->era == MGW_ERA_IS_MODERN) {
+		rt = json_string_value(json_object_get(result, "resultType"));
+		return rt && strcmp(rt, "task") == 0 ? result : NULL;
+	}
+	return json_is_object(json_object_get(result, "task"))
+	               ? json_object_get(result, "task") : NULL;
+}
+
+/* Starts polling the task.  Returns 0, or -1 when the task has no id
+ * (the call was finished). */
+static int start_task(struct mgw_load_agent *a, const json_t *task)
+{
+	const char *id = json_string_value(json_object_get(task, "taskId"));
+
+	if (!id || !id[0] || strlen(id) >= sizeof(a->task_id)) {
+		set_detail(a, "a task without a usable taskId");
+		finish(a, MGW_LOAD_RPC_ERROR);
+		return -1;
+	}
+	snprintf(a->task_id, sizeof(a->task_id), "%s", id);
+	a->res.tasks = 1;
+	a->poll_ms = POLL_DEFAULT_MS;
+	take_poll_interval(a, task);
+	schedule_poll(a);
+	return 0;
+}
+
+static void on_tool_result(struct mgw_load_agent *a, const json_t *result);
+
+/* A -32602 to tasks/get or tasks/result: this replica does not know the
+ * task (both eras' "Task not found"). */
+static int task_unknown(const struct ld_answer *ans)
+{
+	json_t *e = json_object_get(ans->resp, "error");
+
+	return ans->kind == LD_ANS_RESPONSE &&
+	       json_integer_value(json_object_get(e, "code")) == -32602;
+}
+
+static void on_task_state(struct mgw_load_agent *a, const json_t *task)
+{
+	const char *st = json_string_value(json_object_get(task, "status"));
+	const char *why = json_string_value(json_object_get(task, "statusMessage"));
+	json_t *p;
+
+	if (st && (!strcmp(st, "working") || !strcmp(st, "input_required"))) {
+		take_poll_interval(a, task);
+		schedule_poll(a);
+	} else if (st && !strcmp(st, "completed")) {
+		if (a->era == MGW_ERA_IS_MODERN) {
+			on_tool_result(a, json_object_get(task, "result"));
+			return;
+		}
+		/* 2025-11-25: the result is retrieved with tasks/result */
+		p = json_pack("{s:s}", "taskId", a->task_id);
+		send_msg(a, p ? era_request(a, "tasks/result", NULL, p) : NULL,
+		         LD_ST_TASK_RESULT);
+	} else {
+		set_detail(a, "task %s%s%s", st ? st : "in an unknown status",
+		           why ? ": " : "", why ? why : "");
+		finish(a, MGW_LOAD_RPC_ERROR);
+	}
+}
+
 static void on_call_result(struct mgw_load_agent *a, const json_t *result)
+{
+	const json_t *task = created_task(a, result);
+
+	if (task) {
+		start_task(a, task);
+		return;
+	}
+	on_tool_result(a, result);
+}
+
+static void on_tool_result(struct mgw_load_agent *a, const json_t *result)
 {
 	const struct mgw_load_call_spec *spec = a->spec;
 	const char *h;
+
+	if (!json_is_object(result)) {
+		set_detail(a, "a completed task without a result");
+		finish(a, MGW_LOAD_RPC_ERROR);
+		return;
+	}
 
 	if (json_is_true(json_object_get(result, "isError"))) {
 		const char *t = result_text(result);
@@ -607,6 +752,19 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 		}
 		on_call_result(a, result);
 		return;
+	case LD_ST_POLL:
+	case LD_ST_TASK_RESULT:
+		if (!result && task_unknown(ans)) {
+			set_detail(a, "task %s unknown to the replica polled", a->task_id);
+			finish(a, MGW_LOAD_TASK_LOST);
+		} else if (!result) {
+			fail_answer(a, ans);
+		} else if (a->step == LD_ST_POLL) {
+			on_task_state(a, result);
+		} else {
+			on_tool_result(a, result);
+		}
+		return;
 	default:
 		/* an answer nobody waits for (cancelled meanwhile) */
 		return;
@@ -638,6 +796,7 @@ static void on_tmo(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cancel_inflight(a);
+	evtimer_del(a->poll_ev);
 	/* a connection that gave no answer in time is not used again: the
 	 * next call reconnects (counted when it is answered) */
 	if (!a->stdio) {
@@ -662,7 +821,9 @@ static void on_tmo(evutil_socket_t fd, short what, void *arg)
 		           a->step == LD_ST_INIT || a->step == LD_ST_INITIALIZED
 		                   ? "initializing" :
 		           a->step == LD_ST_LIST ? "listing tools" :
-		           a->step == LD_ST_CREATE ? "creating a handle"
+		           a->step == LD_ST_CREATE ? "creating a handle" :
+		           a->step == LD_ST_POLL || a->step == LD_ST_POLL_WAIT ||
+		           a->step == LD_ST_TASK_RESULT ? "polling the task"
 		                                   : "running the auth command");
 	finish(a, MGW_LOAD_TIMEOUT);
 }
@@ -723,7 +884,8 @@ struct mgw_load_agent *mgw_load_agent_new(struct event_base *base,
 	                                                : PACKAGE_VERSION);
 	a->done_ev = event_new(base, -1, 0, on_done_ev, a);
 	a->tmo_ev = evtimer_new(base, on_tmo, a);
-	if (!a->client_info || !a->done_ev || !a->tmo_ev)
+	a->poll_ev = evtimer_new(base, on_poll_timer, a);
+	if (!a->client_info || !a->done_ev || !a->tmo_ev || !a->poll_ev)
 		goto fail;
 	if (opts->auth_command && opts->auth_command[0]) {
 		a->auth = ld_auth_get(base, opts->auth_command);
@@ -753,6 +915,8 @@ void mgw_load_agent_free(struct mgw_load_agent *a)
 		event_free(a->done_ev);
 	if (a->tmo_ev)
 		event_free(a->tmo_ev);
+	if (a->poll_ev)
+		event_free(a->poll_ev);
 	ld_msg_free(a->msg);
 	ld_legacy_drop_session(a);
 	free(a->handles);
@@ -794,6 +958,7 @@ int mgw_load_agent_close(struct mgw_load_agent *a, mgw_load_closed_cb closed,
 		/* cancelled without its on_done, whatever its state */
 		cancel_inflight(a);
 		evtimer_del(a->tmo_ev);
+		evtimer_del(a->poll_ev);
 		ld_msg_free(a->msg);
 		a->msg = NULL;
 		a->in_call = 0;

@@ -80,6 +80,9 @@ enum ld_step {
 	LD_ST_LIST,        /* tools/list */
 	LD_ST_CREATE,      /* handle flow: create_tool */
 	LD_ST_CALL,        /* the tools/call itself */
+	LD_ST_POLL_WAIT,   /* task: waiting out the poll interval */
+	LD_ST_POLL,        /* task: tasks/get */
+	LD_ST_TASK_RESULT, /* task (legacy): tasks/result */
 	LD_ST_AUTH,        /* waiting for the auth command */
 	LD_ST_DELETE,      /* legacy close: DELETE */
 	LD_ST_CLOSED,
@@ -218,6 +221,9 @@ struct mgw_load_agent {
 	int done_pending;               /* on_done is scheduled */
 	struct event *done_ev;          /* runs on_done / closed from the loop */
 	struct event *tmo_ev;           /* opts->timeout of the call */
+	char task_id[128];              /* task flow: the task being polled */
+	uint32_t poll_ms;               /* its suggested poll interval */
+	struct event *poll_ev;          /* the next tasks/get */
 
 	/* closing */
 	int closing;

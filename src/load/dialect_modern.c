@@ -18,6 +18,7 @@
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_INFO "io.modelcontextprotocol/clientInfo"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_TASKS "io.modelcontextprotocol/tasks"
 
 /* Methods whose params name/uri is mirrored into Mcp-Name. */
 static const char *name_member(const char *method)
@@ -26,6 +27,10 @@ static const char *name_member(const char *method)
 		return "name";
 	if (strcmp(method, "resources/read") == 0)
 		return "uri";
+	/* SEP-2663: so that intermediaries route to the task's replica */
+	if (strcmp(method, "tasks/get") == 0 || strcmp(method, "tasks/update") == 0 ||
+	    strcmp(method, "tasks/cancel") == 0)
+		return "taskId";
 	return NULL;
 }
 
@@ -113,8 +118,15 @@ struct ld_msg *ld_modern_request(struct mgw_load_agent *a, const char *method,
 
 	if (!params)
 		params = json_object();
-	meta = json_pack("{s:s, s:O, s:{}}", META_VERSION, a->modern_version,
-	                 META_INFO, a->client_info, META_CAPS);
+	/* a task call declares the tasks extension: only then may the
+	 * server answer with a task (SEP-2663) */
+	if (a->spec && a->spec->flow == MGW_LOAD_FLOW_TASK)
+		meta = json_pack("{s:s, s:O, s:{s:{s:{}}}}", META_VERSION,
+		                 a->modern_version, META_INFO, a->client_info,
+		                 META_CAPS, "extensions", META_TASKS);
+	else
+		meta = json_pack("{s:s, s:O, s:{}}", META_VERSION, a->modern_version,
+		                 META_INFO, a->client_info, META_CAPS);
 	if (!params || !meta) {
 		json_decref(params);
 		json_decref(meta);

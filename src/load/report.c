@@ -120,6 +120,8 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	                    json_integer((json_int_t)row->c.reinit));
 	json_object_set_new(o, "reconnects",
 	                    json_integer((json_int_t)row->c.reconnects));
+	json_object_set_new(o, "tasks", json_integer((json_int_t)row->c.tasks));
+	json_object_set_new(o, "task_polls", json_integer((json_int_t)row->c.polls));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
 	return o;
 }
@@ -634,10 +636,12 @@ void mgw_load_report_progress(FILE *out, const struct mgw_load_conf *c,
 	fprintf(out, " in-flight %zu", inflight);
 	if (k->shed)
 		fprintf(out, " shed %llu", (unsigned long long)k->shed);
-	if (k->fail[MGW_LOAD_SESSION_LOST] || k->fail[MGW_LOAD_HANDLE_LOST])
-		fprintf(out, " lost %llu/%llu",
+	if (k->fail[MGW_LOAD_SESSION_LOST] || k->fail[MGW_LOAD_HANDLE_LOST] ||
+	    k->fail[MGW_LOAD_TASK_LOST])
+		fprintf(out, " lost %llu/%llu/%llu",
 		        (unsigned long long)k->fail[MGW_LOAD_SESSION_LOST],
-		        (unsigned long long)k->fail[MGW_LOAD_HANDLE_LOST]);
+		        (unsigned long long)k->fail[MGW_LOAD_HANDLE_LOST],
+		        (unsigned long long)k->fail[MGW_LOAD_TASK_LOST]);
 	fflush(out);
 }
 

@@ -41,7 +41,7 @@ static const struct mgw_cfg_enum dialects[] = {
 };
 static const struct mgw_cfg_enum flows[] = {
 	{"call", MGW_LOAD_FLOW_CALL}, {"counter", MGW_LOAD_FLOW_COUNTER},
-	{NULL, 0},
+	{"task", MGW_LOAD_FLOW_TASK}, {NULL, 0},
 };
 static const struct mgw_cfg_enum thinks[] = {
 	{"none", MGW_THINK_NONE}, {"fixed", MGW_THINK_FIXED},
@@ -225,6 +225,10 @@ static int check_call(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		if (!rc)
 			rc = dupstr(c, sc->map, &k->name, "counter");
 		return rc;
+	}
+	if (k->flow == MGW_LOAD_FLOW_TASK) {
+		rc = dupstr(c, sc->map, &k->tool, "slow_job");
+		return rc ? rc : dupstr(c, sc->map, &k->name, "task");
 	}
 	if (!k->tool)
 		return mgw_cfg_fail(c, sc->map, "tool", "missing required key");
@@ -578,6 +582,7 @@ struct mgw_load_call *mgw_load_conf_add_call(struct mgw_load_conf *c,
 	struct mgw_load_call *v = realloc(c->calls, (c->n_calls + 1) * sizeof(*v));
 	struct mgw_load_call *k;
 	int counter = strcmp(tool, "counter") == 0;
+	int task = strcmp(tool, "task") == 0;
 
 	if (!v)
 		return NULL;
@@ -592,6 +597,10 @@ struct mgw_load_call *mgw_load_conf_add_call(struct mgw_load_conf *c,
 		k->tool = strdup("counter_increment");
 		k->create_tool = strdup("counter_create");
 		k->handle_arg = strdup("handle");
+	} else if (task) {
+		k->flow = MGW_LOAD_FLOW_TASK;
+		k->name = strdup("task");
+		k->tool = strdup("slow_job");
 	} else {
 		k->name = strdup(tool);
 		k->tool = strdup(tool);

@@ -24,6 +24,8 @@ struct mgw_load_counts {
 	uint64_t reinit;           /* initialize handshakes beyond each
 	                            * virtual user's first: recoveries */
 	uint64_t reconnects;
+	uint64_t tasks;            /* calls the server answered with a task */
+	uint64_t polls;            /* tasks/get requests of those calls */
 	uint64_t bytes;            /* response body bytes */
 };
 

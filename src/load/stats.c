@@ -21,6 +21,7 @@ static const char *const outcome_names[MGW_LOAD_OUTCOME_N] = {
 	[MGW_LOAD_TOOL_ERROR] = "tool_error",
 	[MGW_LOAD_TIMEOUT] = "timeout",
 	[MGW_LOAD_CONNECT_ERROR] = "connect_error",
+	[MGW_LOAD_TASK_LOST] = "task_lost",
 };
 
 const char *mgw_load_outcome_name(enum mgw_load_outcome o)
@@ -52,6 +53,8 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->shed += s->shed;
 	d->reinit += s->reinit;
 	d->reconnects += s->reconnects;
+	d->tasks += s->tasks;
+	d->polls += s->polls;
 	d->bytes += s->bytes;
 }
 
@@ -249,6 +252,8 @@ static void count_result(struct mgw_load_counts *c,
 	else
 		c->fail[MGW_LOAD_CONNECT_ERROR]++; /* never: agents classify */
 	c->reinit += r->reinitialized;
+	c->tasks += r->tasks;
+	c->polls += r->polls;
 	c->reconnects += r->reconnected;
 	c->bytes += r->bytes;
 }

@@ -119,7 +119,7 @@ static void test_json_shape(void **state)
 	char *dump;
 	static const char *const fail_keys[] = {
 		"session_lost", "handle_lost", "http_4xx", "http_5xx", "rpc_error",
-		"tool_error", "timeout", "connect_error", "shed",
+		"tool_error", "timeout", "connect_error", "task_lost", "shed",
 	};
 	static const char *const lat_keys[] = {
 		"min", "mean", "p50", "p90", "p95", "p99", "p999", "max",
@@ -238,7 +238,7 @@ static void test_files(void **state)
 	struct fixture *f = *state;
 	static const char hdr[] =
 		"t,phase,ok,failed,session_lost,handle_lost,http_4xx,http_5xx,"
-		"rpc_error,tool_error,timeout,connect_error,shed,"
+		"rpc_error,tool_error,timeout,connect_error,task_lost,shed,"
 		"reinitializations,p50_ms,p99_ms\n";
 	char dir[] = "/tmp/mgw-report-XXXXXX", path[128], err[256], *text;
 	json_t *r, *back;
