@@ -19,42 +19,8 @@ require_tools curl jq redis-server redis-cli node
 require_mcpgw
 watchdog 240
 
-EXT=io.modelcontextprotocol/tasks
-
-# tbody ID METHOD PARAMS: a modern body declaring the tasks extension.
-tbody() {
-	jq -cn --argjson id "$1" --arg m "$2" --argjson p "$3" --arg e "$EXT" '
-		{jsonrpc: "2.0", id: $id, method: $m,
-		 params: ($p + {_meta: {
-			"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities":
-				{extensions: {($e): {}}}}})}'
-}
-
-# tm URL ID METHOD PARAMS [curl options...]: with the SEP-2243 headers,
-# Mcp-Name being params.name or params.taskId (SEP-2663).
-tm() {
-	local url=$1 id=$2 method=$3 params=$4 name
-	shift 4
-	name=$(printf '%s' "$params" | jq -r '.name // .taskId // empty')
-	local extra=()
-	[ -n "$name" ] && extra=(-H "Mcp-Name: $name")
-	post "$url" "$(tbody "$id" "$method" "$params")" \
-		-H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: $method" \
-		"${extra[@]}" "$@"
-}
-
-# create URL MS: a slow_job the backend runs as a task; sets TID.
-create() {
-	tm "$1" 1 tools/call "{\"name\":\"slow_job\",\"arguments\":{\"ms\":$2}}"
-	TID=$(jq_get '.result.taskId // empty')
-}
-
-# tget URL TASKID: tasks/get; sets ST (the status, or the error code).
-tget() {
-	tm "$1" 9 tasks/get "{\"taskId\":\"$2\"}"
-	ST=$(jq_get '.result.status // .error.code')
-}
+# tbody, tm, tget, task_create: lib.sh ("MCP: tasks").
+create() { task_create "$@"; }
 
 # gw_config FILE AFFINITY [EXTRA GROUP LINES] -- ADDR...
 gw_config() {
