@@ -39,6 +39,20 @@ gw_config() {
 	} >"$f"
 }
 
+# poll_rounds URL ROUNDS TASKID...: ROUNDS tasks/get of each (still
+# working, all of them); sets LOST to the answers that were not "working".
+poll_rounds() {
+	local url=$1 n=$2 r t
+	shift 2
+	LOST=0
+	for r in $(seq "$n"); do
+		for t in "$@"; do
+			tget "$url" "$t"
+			[ "$ST" = working ] || LOST=$((LOST + 1))
+		done
+	done
+}
+
 unknown_on() { bstat "$1" '.tasks_unknown // 0'; }
 created_on() { bstat "$1" '.tasks_created // 0'; }
 down_in() { [ "$(gstat "$1" '.upstreams[0].servers_up')" = "$2" ]; }
@@ -72,14 +86,8 @@ cb=$(created_on "$B")
 assert_eq "stats: six tasks learned" 6 "$(gstat "$G" '.upstreams[0].tasks.learned')"
 assert_eq "stats: six tasks known" 6 "$(gstat "$G" '.upstreams[0].tasks.known')"
 
-lost=0
-for round in 1 2 3 4 5; do
-	for t in "${TIDS[@]}"; do
-		tget "$GU" "$t"
-		[ "$ST" = working ] || lost=$((lost + 1))
-	done
-done
-assert_eq "30 tasks/get through two workers: every one found its task" 0 "$lost"
+poll_rounds "$GU" 5 "${TIDS[@]}"
+assert_eq "30 tasks/get through two workers: every one found its task" 0 "$LOST"
 assert_eq "no replica was asked for a task it does not hold" "0 0" \
 	"$(unknown_on "$A") $(unknown_on "$B")"
 assert_eq "stats: 30 routed to the owner" 30 "$(gstat "$G" '.upstreams[0].tasks.routed')"
@@ -191,14 +199,8 @@ for i in 1 2 3 4; do
 	[ -n "$TID" ] || fail "no task through gateway 1: $BODY"
 	RT+=("$TID")
 done
-lost=0
-for round in 1 2 3; do
-	for t in "${RT[@]}"; do
-		tget "$G2U" "$t"
-		[ "$ST" = working ] || lost=$((lost + 1))
-	done
-done
-assert_eq "gateway 2 routes gateway 1's tasks to their owners" 0 "$lost"
+poll_rounds "$G2U" 3 "${RT[@]}"
+assert_eq "gateway 2 routes gateway 1's tasks to their owners" 0 "$LOST"
 assert_eq "no replica was asked for a task it does not hold" \
 	"$c_unknown $d_unknown" "$(unknown_on "$C") $(unknown_on "$D")"
 assert_eq "gateway 2: each task found in Redis once" 4 \
