@@ -64,6 +64,8 @@ A_PID=$B_PID
 start_backend --era modern --id B --tasks memory
 B=$B_ADDR
 gw_config "$T_DIR/aff.yaml" task "" "$A" "$B"
+ALOG=$T_DIR/access.log
+printf 'log:\n  access_format: json\n  access_file: %s\n' "$ALOG" >>"$T_DIR/aff.yaml"
 "$MCPGW" check-config -q -c "$T_DIR/aff.yaml" ||
 	fail "check-config refuses the affinity configuration"
 start_serve -c "$T_DIR/aff.yaml"
@@ -92,6 +94,15 @@ assert_eq "no replica was asked for a task it does not hold" "0 0" \
 	"$(unknown_on "$A") $(unknown_on "$B")"
 assert_eq "stats: 30 routed to the owner" 30 "$(gstat "$G" '.upstreams[0].tasks.routed')"
 assert_eq "stats: no miss" 0 "$(gstat "$G" '.upstreams[0].tasks.misses')"
+# the access lines do not hold the task ids (they may be bearer handles)
+poll_until 5 eval '[ "$(grep -c "\"mcp_method\":\"tasks/get\"" "$ALOG")" -ge 30 ]' ||
+	fail "no 30 tasks/get access lines in $ALOG"
+for t in "${TIDS[@]}"; do
+	grep -qF "$t" "$ALOG" && fail "the access log holds the task id $t"
+done
+assert_match "a tasks/get access line shows the id's start and length" \
+	'^t_[0-9a-f]{2}…\([0-9]+\)$' \
+	"$(grep '"mcp_method":"tasks/get"' "$ALOG" | tail -n 1 | jq -r .mcp_name)"
 routed=$(curl -sS --max-time 5 "http://$G/metrics" |
 	awk '/^mcpgw_task_affinity_total\{upstream="pool",result="routed"\}/ {print $2}')
 assert_eq "metrics: routed" 30 "$routed"
