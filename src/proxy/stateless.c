@@ -73,10 +73,11 @@ static void attempt(struct mgw_txn *t, enum mgw_upool_budget budget,
 			return;
 		}
 		/* this server's queue is full: another one may take it, as a
-		 * first attempt still (nothing was sent) */
+		 * first attempt still (nothing was sent); a task's owner is
+		 * the only one that can */
 		why_last = MGW_PERR_OVERLOADED;
 		detail = NULL;
-		if (t->attempts > t->route->conf->retries) {
+		if (t->owner || t->attempts > t->route->conf->retries) {
 			mgw_txn_fail(t, MGW_PERR_OVERLOADED, NULL);
 			return;
 		}
