@@ -5,7 +5,7 @@
 # worker, SEP-2243 validation on: its default).
 #
 #   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS]
-#                       [-s STRACE_REQUESTS] [-o OUTDIR]
+#                       [-s STRACE_REQUESTS] [-g CALLGRIND_REQUESTS] [-o OUTDIR]
 #
 # The upstream is canned: a second HAProxy (nbthread 1) answering every
 # request with `http-request return` (a fixed 200 JSON-RPC result, no
@@ -23,6 +23,12 @@
 #   sys/req    system calls per request of the proxy, from `strace -c`
 #              attached to every thread on a separate pass of S requests
 #              (strace slows the proxy; the count, not the time, is kept)
+#   instructions/req  user-space instructions per request, counted by
+#              callgrind on a fresh instance of the proxy (same
+#              configuration, new ports) over G requests (-g, default
+#              2000; 0 skips it) after a warm-up: unlike the CPU time,
+#              other load on the machine does not move it (the kernel's
+#              share is not in it: see sys/req)
 # Three rounds (K) go round the proxies in turn after a warm-up, each cell
 # is the median, and the ratio to HAProxy is given for CPU and req/s.
 # Everything shares the machine's cores: read the ratios.  Output: a
@@ -30,16 +36,16 @@
 # bench/results/proxy-cost-<UTC date>/).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=40000 C=32 K=3 S=4000 OUT=
-while getopts n:c:k:s:o: o; do
+N=40000 C=32 K=3 S=4000 G=2000 OUT=
+while getopts n:c:k:s:g:o: o; do
 	case $o in
-	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;;
+	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;; g) G=$OPTARG ;;
 	o) OUT=$OPTARG ;; *) exit 2 ;;
 	esac
 done
 MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
 [ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
-for t in h2load haproxy nginx strace openssl curl node; do
+for t in h2load haproxy nginx strace openssl curl node valgrind callgrind_control callgrind_annotate; do
 	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
 done
 . "$top/bench/lib.sh"
@@ -71,8 +77,9 @@ pids+=($!)
 wait_port "$up" || { echo "canned upstream did not listen" >&2; exit 1; }
 
 # --- HAProxy under test ---------------------------------------------------------------
-hp=$(free_port) hp2=$(free_port) hps=$(free_port)
-cat >"$work/haproxy.cfg" <<EOF
+# haproxy_cfg PORT PORT_H2C PORT_TLS FILE
+haproxy_cfg() {
+	cat >"$4" <<EOF
 global
     nbthread 1
     maxconn 4096
@@ -85,40 +92,44 @@ defaults
     option http-keep-alive
     http-reuse always
 frontend fe
-    bind 127.0.0.1:$hp
-    bind 127.0.0.1:$hp2 proto h2
-    bind 127.0.0.1:$hps ssl crt $work/both.pem alpn h2,http/1.1
+    bind 127.0.0.1:$1
+    bind 127.0.0.1:$2 proto h2
+    bind 127.0.0.1:$3 ssl crt $work/both.pem alpn h2,http/1.1
     default_backend up
 backend up
     server u 127.0.0.1:$up
 EOF
+}
+hp=$(free_port) hp2=$(free_port) hps=$(free_port)
+haproxy_cfg "$hp" "$hp2" "$hps" "$work/haproxy.cfg"
 haproxy -db -f "$work/haproxy.cfg" >"$work/haproxy.out" 2>&1 &
 hpid=$!
 pids+=($hpid)
 wait_port "$hp" || { echo "haproxy did not listen" >&2; exit 1; }
 
 # --- nginx under test -------------------------------------------------------------------
-ng=$(free_port) ng2=$(free_port) ngs=$(free_port)
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<EOF
+# nginx_cfg PORT PORT_H2C PORT_TLS DIR: DIR/nginx.conf (its files in DIR)
+nginx_cfg() {
+	mkdir -p "$4"
+	cat >"$4/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
-error_log $work/nginx/error.log warn;
-pid $work/nginx/nginx.pid;
+error_log $4/error.log warn;
+pid $4/nginx.pid;
 events { worker_connections 4096; }
 http {
     access_log off;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
+    client_body_temp_path $4/body;
+    proxy_temp_path $4/proxy;
+    fastcgi_temp_path $4/fcgi;
+    uwsgi_temp_path $4/uwsgi;
+    scgi_temp_path $4/scgi;
     keepalive_requests 1000000;
     upstream up { server 127.0.0.1:$up; keepalive 64; keepalive_requests 1000000; }
     server {
-        listen 127.0.0.1:$ng;
-        listen 127.0.0.1:$ng2 http2;
-        listen 127.0.0.1:$ngs ssl http2;
+        listen 127.0.0.1:$1;
+        listen 127.0.0.1:$2 http2;
+        listen 127.0.0.1:$3 ssl http2;
         ssl_certificate $work/cert.pem;
         ssl_certificate_key $work/key.pem;
         http2_max_requests 1000000;
@@ -130,7 +141,10 @@ http {
     }
 }
 EOF
-nginx -c "$work/nginx.conf" -p "$work/nginx" >"$work/nginx.out" 2>&1 &
+}
+ng=$(free_port) ng2=$(free_port) ngs=$(free_port)
+nginx_cfg "$ng" "$ng2" "$ngs" "$work/nginx"
+nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" >"$work/nginx.out" 2>&1 &
 pids+=($!)
 wait_port "$ng" || { echo "nginx did not listen: $(cat "$work/nginx/error.log")" >&2; exit 1; }
 ngpid=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | head -n 1)
@@ -238,6 +252,51 @@ syscalls() {
 	awk -v t="${tot:-0}" -v n="$S" -v top="$top" 'BEGIN { printf "%.1f %s\n", t / n, top }'
 }
 
+# instr PROXY PROTO: user-space instructions per request of a fresh
+# instance of PROXY under callgrind (the same configuration on new ports),
+# over G requests after a warm-up of 200 and a counter reset: a figure
+# that other load on the machine does not move.  Prints the number.
+instr() {
+	local p=$1 pr=$2 f=$work/cg-$1-$2.out pid u a b c args
+	a=$(free_port) b=$(free_port) c=$(free_port)
+	case $p in
+	haproxy)
+		haproxy_cfg "$a" "$b" "$c" "$work/haproxy-cg.cfg"
+		valgrind --tool=callgrind --callgrind-out-file="$f" \
+			haproxy -db -f "$work/haproxy-cg.cfg" >"$work/cg-$p.log" 2>&1 &
+		pid=$!
+		wait_port "$a" 60 || return 1
+		case $pr in h1) u=http://127.0.0.1:$a/mcp ;; h2c) u=http://127.0.0.1:$b/mcp ;;
+		tls) u=https://127.0.0.1:$c/mcp ;; esac ;;
+	nginx)
+		nginx_cfg "$a" "$b" "$c" "$work/nginx-cg"
+		sed -i '1i master_process off;' "$work/nginx-cg/nginx.conf"
+		valgrind --tool=callgrind --callgrind-out-file="$f" \
+			nginx -c "$work/nginx-cg/nginx.conf" -p "$work/nginx-cg" >"$work/cg-$p.log" 2>&1 &
+		pid=$!
+		wait_port "$a" 60 || return 1
+		case $pr in h1) u=http://127.0.0.1:$a/mcp ;; h2c) u=http://127.0.0.1:$b/mcp ;;
+		tls) u=https://127.0.0.1:$c/mcp ;; esac ;;
+	mcpgw)
+		valgrind --tool=callgrind --callgrind-out-file="$f" \
+			"$MCPGW" serve -c "$work/serve.yaml" >"$work/cg-$p.out" 2>"$work/cg-$p.err" &
+		pid=$!
+		a=$(first_line "$work/cg-$p.out" 60) || return 1
+		c=$(sed -n 2p "$work/cg-$p.out" | sed 's/^listening on //; s/[[:space:]].*//')
+		case $pr in h1 | h2c) u=http://$a/mcp ;; tls) u=https://$c/mcp ;; esac ;;
+	esac
+	pids+=("$pid")
+	args=(-c 8 -d "$work/body.json" "${HDRS[@]}")
+	[ "$pr" = h1 ] && args+=(--h1)
+	h2load -n 200 "${args[@]}" "$u" >/dev/null 2>&1 || true
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	h2load -n "$G" "${args[@]}" "$u" >"$work/cg-$p-$pr.h2load" 2>&1 || true
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	[ "$(awk '/^status codes:/ { print $3 }' "$work/cg-$p-$pr.h2load")" = "$G" ] || return 1
+	awk -v t="$(callgrind_total "$f")" -v n="$G" 'BEGIN { printf "%.0f\n", t / n }'
+}
+
 median() { # FILE COLUMN: the median of column COLUMN (1-based)
 	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
@@ -251,6 +310,9 @@ for pr in $PROTOS; do
 		for p in $PROXIES; do one "$p" "$pr" >>"$OUT/runs-$p-$pr"; done
 	done
 	for p in $PROXIES; do syscalls "$p" "$pr" >"$OUT/sys-$p-$pr"; done
+	for p in $PROXIES; do
+		if [ "$G" -gt 0 ]; then instr "$p" "$pr" >"$OUT/instr-$p-$pr" || echo - >"$OUT/instr-$p-$pr"; fi
+	done
 done
 
 {
@@ -262,24 +324,28 @@ done
 	echo "Upstream: a canned HAProxy (\`http-request return\`, HTTP/1.1 keep-alive) for all."
 	echo "$(h2load --version | head -n 1 | awk '{print $1, $2}') -n $N -c $C (h1: --h1); a modern tools/call with its SEP-2243 headers."
 	echo "Median of $K rounds after a warm-up; CPU from /proc/PID/task/*/schedstat;"
-	echo "system calls from strace -c on a separate pass of $S requests."
+	echo "system calls from strace -c on a separate pass of $S requests;"
+	echo "user-space instructions per request from callgrind on a fresh instance, $G requests"
+	echo "(8 connections) after a warm-up: a count other load does not move."
 	echo "Load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)."
 	echo
-	echo "| client → upstream | proxy | req/s | CPU µs/req | syscalls/req | p50 ms | p99 ms | req/s vs HAProxy | CPU vs HAProxy |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+	echo "| client → upstream | proxy | req/s | CPU µs/req | syscalls/req | instructions/req (user) | p50 ms | p99 ms | req/s vs HAProxy | CPU vs HAProxy | instructions vs HAProxy |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for pr in $PROTOS; do
-		hr=0 hc=0
+		hr=0 hc=0 hi=0
 		if [ -s "$OUT/runs-haproxy-$pr" ]; then
 			hr=$(median "$OUT/runs-haproxy-$pr" 1) hc=$(median "$OUT/runs-haproxy-$pr" 5)
+			hi=$(cat "$OUT/instr-haproxy-$pr" 2>/dev/null || echo 0)
 		fi
 		for p in $PROXIES; do
 			f=$OUT/runs-$p-$pr
-			r=$(median "$f" 1) c=$(median "$f" 5)
-			printf '| %s → h1 | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$pr" "$p" \
-				"$(printf '%.0f' "$r")" "$c" "$(awk '{print $1}' "$OUT/sys-$p-$pr")" \
+			r=$(median "$f" 1) c=$(median "$f" 5) i=$(cat "$OUT/instr-$p-$pr" 2>/dev/null || echo -)
+			printf '| %s → h1 | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$pr" "$p" \
+				"$(printf '%.0f' "$r")" "$c" "$(awk '{print $1}' "$OUT/sys-$p-$pr")" "$i" \
 				"$(median "$f" 3)" "$(median "$f" 4)" \
 				"$(awk -v a="$r" -v b="$hr" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')" \
-				"$(awk -v a="$c" -v b="$hc" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')"
+				"$(awk -v a="$c" -v b="$hc" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')" \
+				"$(awk -v a="$i" -v b="$hi" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f×", a / b; else printf "-" }')"
 		done
 	done
 	echo
@@ -291,6 +357,6 @@ done
 		done
 	done
 	echo
-	echo "Rerun: \`MCPGW=_build/normal/mcpgw bench/proxy-cost.sh -n $N -c $C -k $K\`"
+	echo "Rerun: \`MCPGW=_build/normal/mcpgw bench/proxy-cost.sh -n $N -c $C -k $K -g $G\`"
 } | tee "$OUT/README.md"
 echo "written: $OUT/README.md" >&2

@@ -11,6 +11,7 @@
 #include "core/commands.h"
 #include "core/errors.h"
 #include "modules/redis_store/redis_store.h"
+#include "util/jalloc.h"
 
 static void usage(FILE *out)
 {
@@ -47,6 +48,9 @@ int main(int argc, char **argv)
 	const char *cmd;
 
 	signal(SIGPIPE, SIG_IGN);
+	/* before any jansson value: the allocator cache (util/jalloc.h) */
+	if (mgw_jalloc_init() != 0)
+		fprintf(stderr, "mcpgw: jansson allocation cache unavailable\n");
 	/* before any command makes a session store; it only fills a table */
 	if (mgw_redis_store_register() != 0) {
 		fprintf(stderr, "mcpgw: cannot register the redis session store\n");

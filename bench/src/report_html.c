@@ -1,38 +1,30 @@
 /* report_html.c - renders report.json (plus the raw runs it lists) as one
- * self-contained HTML page: a header with the machine and versions, then
+ * self-contained HTML page, in the order a reader needs it: a summary and
+ * the chart of what each cell lost by kind (report_html_losses.c), then
  * per scene the table of report.md, a bar chart of achieved requests/s
- * per cell, and for cells whose runs killed something a per-second chart
- * of successes and failures with the kill marked.  The charts are SVG
- * written by hand: a page that needs no script or network renders the
- * same in a browser, a CI artifact viewer and a headless screenshot.
+ * per cell and the per-second charts of the cells that killed something
+ * (report_html_timeline.c), and last the machine, versions, run and
+ * options it was measured with.  The charts are SVG written by hand: a
+ * page that needs no script or network renders the same in a browser, a
+ * CI artifact viewer and a headless screenshot.
  *
- * Everything taken from a report is untrusted text for this file: it is
- * escaped on output, numbers are checked for finiteness before they
- * become coordinates, and the amount read from run files is bounded. */
+ * Everything taken from a report is untrusted text: it is escaped on
+ * output (html_out.c), and numbers are checked for finiteness before they
+ * become coordinates. */
 #include "autoconf.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/errors.h"
+#include "bench/src/html_out.h"
 #include "bench/src/report_html.h"
+#include "bench/src/report_html_losses.h"
+#include "bench/src/report_html_timeline.h"
 
-/* Bounds on what one chart reads: a run file longer than an hour of
- * timeline, or a cell with more runs than any bench would repeat, is
- * clipped rather than allowed to grow the page without limit. */
-#define MAX_RUNS_PER_CELL 200
-#define MAX_TIMELINE_S 3600
-#define MAX_KILLS 16
-
-/* Chart geometry (SVG user units = CSS px at 100%). */
-#define CHART_W 900.0
 #define BAR_ROW_H 26.0
-#define BAR_LABEL_W 300.0
-#define PLOT_RIGHT_PAD 30.0
-#define LABEL_MAX 42 /* bytes of a cell name beside its bar */
 
 static const char CSS[] =
 	"body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
@@ -49,149 +41,38 @@ static const char CSS[] =
 	"figure{margin:.5em 0 1.5em}"
 	"figcaption{font-size:.85em;color:#555;margin-top:.2em}"
 	"svg{display:block;background:#fff}"
-	"svg text{font-family:system-ui,sans-serif;font-size:12px;fill:#333}"
+	"svg text{font-family:system-ui,sans-serif;font-size:12px}"
+	/* a default colour that a text's own fill attribute overrides */
+	"svg text:not([fill]){fill:#333}"
+	"p.summary{font-size:1.05em;max-width:900px}"
+	"table.losses td.total{font-weight:bold}"
+	"table.losses td.l{white-space:nowrap}"
 	"p.note{color:#7a4b00;font-size:.9em}"
 	"p.small{color:#555;font-size:.85em}"
 	"ul.invalid{font-size:.85em;color:#7a4b00}";
 
-/* ---- output helpers ---- */
+/* ---- machine, versions, run, options ---- */
 
-/* HTML-escapes s (text and attribute values alike: the five characters
- * that can end a text node or an attribute). */
-static void esc(FILE *f, const char *s)
+static void kv_row(FILE *f, const char *k, const json_t *v)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*s, f); break;
-		}
-	}
+	fputs("<tr><th>", f);
+	mgw_html_esc(f, k);
+	fputs("</th><td>", f);
+	mgw_html_esc_json(f, v);
+	fputs("</td></tr>\n", f);
 }
 
-/* A JSON value shown as text: strings as they are, numbers compactly,
- * anything else as compact JSON; all of it escaped. */
-static void esc_json(FILE *f, const json_t *v)
-{
-	char *s;
-
-	if (!v || json_is_null(v)) {
-		fputs("-", f);
-		return;
-	}
-	if (json_is_string(v)) {
-		esc(f, json_string_value(v));
-		return;
-	}
-	if (json_is_integer(v)) {
-		fprintf(f, "%lld", (long long)json_integer_value(v));
-		return;
-	}
-	if (json_is_real(v)) {
-		fprintf(f, "%g", json_real_value(v));
-		return;
-	}
-	s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-	esc(f, s ? s : "?");
-	free(s);
-}
-
-/* A chart label: at most max bytes of the cell name (cut on a UTF-8
- * character boundary, with an ellipsis), escaped; the full name stays in
- * the table and in the chart's tooltips. */
-static void esc_label(FILE *f, const json_t *v, size_t max)
-{
-	const char *s = json_string_value(v);
-	char buf[256];
-	size_t n;
-
-	if (!s || strlen(s) <= max || max >= sizeof(buf)) {
-		esc_json(f, v);
-		return;
-	}
-	n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	memcpy(buf, s, n);
-	buf[n] = 0;
-	esc(f, buf);
-	fputs("&#8230;", f);
-}
-
-/* A number from a JSON value, or NAN when it is absent, null, not a
- * number or not finite: callers draw nothing for NAN. */
-static double num(const json_t *v)
-{
-	double d;
-
-	if (!v || !json_is_number(v))
-		return NAN;
-	d = json_number_value(v);
-	return isfinite(d) ? d : NAN;
-}
-
-static double field(const json_t *o, const char *key)
-{
-	return num(json_object_get(o, key));
-}
-
-static const char *str_field(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-/* Tick step of 1, 2 or 5 times a power of ten giving at most ~5 ticks
- * from 0 to max. */
-static double nice_step(double max)
-{
-	double raw, mag, n;
-
-	if (!(max > 0))
-		return 1;
-	raw = max / 5.0;
-	mag = pow(10.0, floor(log10(raw)));
-	n = raw / mag;
-	return (n <= 1 ? 1 : n <= 2 ? 2 : n <= 5 ? 5 : 10) * mag;
-}
-
-/* Upper end of an axis: max rounded up to a whole step (1 when there is
- * nothing to show, so a zero-only series still has a scale). */
-static double nice_max(double max)
-{
-	double st = nice_step(max);
-
-	if (!(max > 0))
-		return 1;
-	return ceil(max / st) * st;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* ---- header ---- */
-
-static void kv_table(FILE *f, const char *title, const json_t *o)
+static void kv_table(FILE *f, const char *id, const char *title,
+                     const json_t *o)
 {
 	const char *k;
 	json_t *v;
 
 	if (!json_is_object(o) || json_object_size(o) == 0)
 		return;
-	fprintf(f, "<h2>%s</h2>\n<table class=\"kv\">\n", title);
-	json_object_foreach((json_t *)o, k, v) {
-		fputs("<tr><th>", f);
-		esc(f, k);
-		fputs("</th><td>", f);
-		esc_json(f, v);
-		fputs("</td></tr>\n", f);
-	}
+	fprintf(f, "<h3>%s</h3>\n<table class=\"kv\" id=\"%s\">\n", title, id);
+	json_object_foreach((json_t *)o, k, v)
+		kv_row(f, k, v);
 	fputs("</table>\n", f);
 }
 
@@ -208,13 +89,9 @@ static void run_table(FILE *f, const json_t *report)
 		    json_is_array(v))
 			continue;
 		if (!any)
-			fputs("<h2>Run</h2>\n<table class=\"kv\">\n", f);
+			fputs("<h3>Run</h3>\n<table class=\"kv\" id=\"run\">\n", f);
 		any = 1;
-		fputs("<tr><th>", f);
-		esc(f, k);
-		fputs("</th><td>", f);
-		esc_json(f, v);
-		fputs("</td></tr>\n", f);
+		kv_row(f, k, v);
 	}
 	if (any)
 		fputs("</table>\n", f);
@@ -242,17 +119,17 @@ static void td_count(FILE *f, double v)
 /* The scene's conditions in one sentence, as report.md writes them. */
 static void scene_conditions(FILE *f, const json_t *scene)
 {
-	double off = field(scene, "offered_rps"), dur = field(scene, "duration_s"),
-	       reps = field(scene, "reps"), kill = field(scene, "kill_at_s"),
-	       ready = field(scene, "readiness_delay_s");
-	const char *title = str_field(scene, "title"),
-	           *sig = str_field(scene, "kill_signal");
+	double off = mgw_html_field(scene, "offered_rps"), dur = mgw_html_field(scene, "duration_s"),
+	       reps = mgw_html_field(scene, "reps"), kill = mgw_html_field(scene, "kill_at_s"),
+	       ready = mgw_html_field(scene, "readiness_delay_s");
+	const char *title = mgw_html_str_field(scene, "title"),
+	           *sig = mgw_html_str_field(scene, "kill_signal");
 
 	if (!title && isnan(off) && isnan(dur) && isnan(reps))
 		return;
 	fputs("<p>", f);
 	if (title) {
-		esc(f, title);
+		mgw_html_esc(f, title);
 		fputs(". ", f);
 	}
 	if (!isnan(off))
@@ -264,7 +141,7 @@ static void scene_conditions(FILE *f, const json_t *scene)
 		        reps == 1 ? "" : "s");
 	if (!isnan(kill)) {
 		fputs("; SIG", f);
-		esc(f, sig ? sig : "KILL");
+		mgw_html_esc(f, sig ? sig : "KILL");
 		fprintf(f, " at %g s", kill);
 		if (!isnan(ready))
 			fprintf(f, ", the replacement started %g s later on the "
@@ -284,13 +161,13 @@ static void scene_table(FILE *f, const json_t *cells)
 	      "<th>other failures</th><th>re-pins</th></tr>\n", f);
 	json_array_foreach(cells, i, c) {
 		const json_t *a = json_object_get(c, "achieved_rps");
-		double n = field(c, "n"), valid = field(c, "valid");
-		double med = field(a, "median"), lo = field(a, "min"),
-		       hi = field(a, "max");
+		double n = mgw_html_field(c, "n"), valid = mgw_html_field(c, "valid");
+		double med = mgw_html_field(a, "median"), lo = mgw_html_field(a, "min"),
+		       hi = mgw_html_field(a, "max");
 		int sat = json_is_true(json_object_get(c, "saturated"));
 
 		fprintf(f, "<tr%s><td class=\"l\">", sat ? " class=\"sat\"" : "");
-		esc_json(f, json_object_get(c, "cell"));
+		mgw_html_esc_json(f, json_object_get(c, "cell"));
 		fputs("</td>", f);
 		if (isnan(valid))
 			td_count(f, n);
@@ -307,12 +184,12 @@ static void scene_table(FILE *f, const json_t *cells)
 		if (sat)
 			fputs(" &#9888;", f);
 		fputs("</td>", f);
-		td_ms(f, field(c, "p50_ms"));
-		td_ms(f, field(c, "p99_ms"));
-		td_count(f, field(c, "session_losses"));
-		td_count(f, field(c, "handle_losses"));
-		td_count(f, field(c, "other_failures"));
-		td_count(f, field(c, "repins"));
+		td_ms(f, mgw_html_field(c, "p50_ms"));
+		td_ms(f, mgw_html_field(c, "p99_ms"));
+		td_count(f, mgw_html_field(c, "session_losses"));
+		td_count(f, mgw_html_field(c, "handle_losses"));
+		td_count(f, mgw_html_field(c, "other_failures"));
+		td_count(f, mgw_html_field(c, "repins"));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -339,14 +216,14 @@ static void scene_footnotes(FILE *f, const json_t *cells)
 	      "counted as zero loss):</p>\n<ul class=\"invalid\">\n", f);
 	json_array_foreach(cells, i, c) {
 		json_array_foreach(json_object_get(c, "invalid"), j, e) {
-			const char *why = str_field(e, "reason");
+			const char *why = mgw_html_str_field(e, "reason");
 
 			fputs("<li>", f);
-			esc_json(f, json_object_get(c, "cell"));
+			mgw_html_esc_json(f, json_object_get(c, "cell"));
 			fputs(" (<code>", f);
-			esc_json(f, json_object_get(e, "run"));
+			mgw_html_esc_json(f, json_object_get(e, "run"));
 			fputs("</code>): ", f);
-			esc(f, why ? why : "no reason recorded");
+			mgw_html_esc(f, why ? why : "no reason recorded");
 			fputs("</li>\n", f);
 		}
 	}
@@ -355,456 +232,137 @@ static void scene_footnotes(FILE *f, const json_t *cells)
 
 /* ---- bar chart: achieved rps per cell ---- */
 
-static void bar_chart(FILE *f, const json_t *cells)
+#define BAR_X0 MGW_HTML_LABEL_W
+#define BAR_PLOT_W (MGW_HTML_CHART_W - BAR_X0 - MGW_HTML_RIGHT_PAD)
+
+/* The axis's upper end: the largest median, min, max or offered rate. */
+static double bar_top(const json_t *cells)
 {
-	size_t i, n = json_array_size(cells);
-	double top = 0, plot_w, x0 = BAR_LABEL_W, h, st;
+	double top = 0;
+	size_t i;
 	json_t *c;
 
 	json_array_foreach(cells, i, c) {
 		const json_t *a = json_object_get(c, "achieved_rps");
-		double v[4] = { field(a, "median"), field(a, "max"),
-			        field(a, "min"), field(c, "offered_rps") };
+		double v[4] = { mgw_html_field(a, "median"),
+			        mgw_html_field(a, "max"), mgw_html_field(a, "min"),
+			        mgw_html_field(c, "offered_rps") };
 
 		for (int k = 0; k < 4; k++)
 			if (!isnan(v[k]) && v[k] > top)
 				top = v[k];
 	}
-	top = nice_max(top);
-	st = nice_step(top);
-	plot_w = CHART_W - x0 - PLOT_RIGHT_PAD;
-	h = 30 + n * BAR_ROW_H + 40;
-	fprintf(f, "<figure><svg class=\"bars\" xmlns=\"http://www.w3.org/2000/svg\" "
-	        "width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-	        "role=\"img\">\n<title>achieved requests/s per cell</title>\n",
-	        CHART_W, h, CHART_W, h);
-	/* grid and axis labels */
+	return mgw_html_nice_max(top);
+}
+
+/* Grid and tick labels over n rows, and the axis's name. */
+static void bar_axis(FILE *f, size_t n, double top, double h)
+{
+	double st = mgw_html_nice_step(top), yb = 30 + (double)n * BAR_ROW_H;
+
 	for (double t = 0; t <= top + st / 2; t += st) {
-		double x = x0 + t / top * plot_w;
+		double x = BAR_X0 + t / top * BAR_PLOT_W;
 
 		fprintf(f, "<line x1=\"%.1f\" y1=\"20\" x2=\"%.1f\" y2=\"%.1f\" "
 		        "stroke=\"#e4e4e4\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
-		        "text-anchor=\"middle\">%g</text>\n",
-		        x, x, 30 + n * BAR_ROW_H, x, 30 + n * BAR_ROW_H + 16, t);
+		        "text-anchor=\"middle\">%g</text>\n", x, x, yb, x, yb + 16,
+		        t);
 	}
 	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">"
-	        "requests/s</text>\n", x0 + plot_w / 2, h - 4);
-	json_array_foreach(cells, i, c) {
-		const json_t *a = json_object_get(c, "achieved_rps");
-		double med = field(a, "median"), lo = field(a, "min"),
-		       hi = field(a, "max"), off = field(c, "offered_rps");
-		double y = 30 + i * BAR_ROW_H, cy = y + BAR_ROW_H / 2;
-		int sat = json_is_true(json_object_get(c, "saturated"));
+	        "requests/s</text>\n", BAR_X0 + BAR_PLOT_W / 2, h - 4);
+}
 
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
-		        x0 - 8, cy + 4);
-		esc_label(f, json_object_get(c, "cell"), LABEL_MAX);
-		fputs("<title>", f);
-		esc_json(f, json_object_get(c, "cell"));
-		fputs("</title></text>\n", f);
-		if (!isnan(med)) {
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-			        "height=\"%.1f\" fill=\"%s\"><title>",
-			        x0, y + 4, fmax(med / top * plot_w, 0.5),
-			        BAR_ROW_H - 8, sat ? "#e69f00" : "#3b73b9");
-			esc_json(f, json_object_get(c, "cell"));
-			fprintf(f, ": median %.1f rps", med);
-			if (!isnan(lo) && !isnan(hi))
-				fprintf(f, ", range %.1f&#8211;%.1f", lo, hi);
-			if (sat)
-				fputs(" (saturated)", f);
-			fputs("</title></rect>\n", f);
-		}
-		if (!isnan(lo) && !isnan(hi)) {
-			double xl = x0 + lo / top * plot_w,
-			       xh = x0 + hi / top * plot_w;
+/* The median's bar of cell c, with its numbers as a tooltip. */
+static void bar_median(FILE *f, const json_t *c, double y, double top)
+{
+	const json_t *a = json_object_get(c, "achieved_rps");
+	double med = mgw_html_field(a, "median"), lo = mgw_html_field(a, "min"),
+	       hi = mgw_html_field(a, "max");
+	int sat = json_is_true(json_object_get(c, "saturated"));
 
-			fprintf(f, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fV%.1f"
-			        "M%.1f %.1fV%.1f\" stroke=\"#222\" "
-			        "stroke-width=\"1.5\" fill=\"none\"/>\n",
-			        xl, cy, xh, xl, cy - 6, cy + 6, xh, cy - 6,
-			        cy + 6);
-		}
-		if (!isnan(off)) {
-			double xo = x0 + off / top * plot_w;
+	if (isnan(med))
+		return;
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+	        "fill=\"%s\"><title>", BAR_X0, y + 4,
+	        fmax(med / top * BAR_PLOT_W, 0.5), BAR_ROW_H - 8,
+	        sat ? "#e69f00" : "#3b73b9");
+	mgw_html_esc_json(f, json_object_get(c, "cell"));
+	fprintf(f, ": median %.1f rps", med);
+	if (!isnan(lo) && !isnan(hi))
+		fprintf(f, ", range %.1f&#8211;%.1f", lo, hi);
+	if (sat)
+		fputs(" (saturated)", f);
+	fputs("</title></rect>\n", f);
+}
 
-			fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-			        "y2=\"%.1f\" stroke=\"#c0392b\" stroke-width=\"2\" "
-			        "stroke-dasharray=\"4 2\"><title>offered %.1f rps"
-			        "</title></line>\n",
-			        xo, y + 1, xo, y + BAR_ROW_H - 1, off);
-		}
+/* Row i: the cell's name, its bar, the min-max whisker, the offered
+ * rate's mark. */
+static void bar_row(FILE *f, const json_t *c, size_t i, double top)
+{
+	const json_t *a = json_object_get(c, "achieved_rps");
+	double lo = mgw_html_field(a, "min"), hi = mgw_html_field(a, "max"),
+	       off = mgw_html_field(c, "offered_rps");
+	double y = 30 + (double)i * BAR_ROW_H, cy = y + BAR_ROW_H / 2;
+
+	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">",
+	        BAR_X0 - 8, cy + 4);
+	mgw_html_esc_label(f, json_object_get(c, "cell"), MGW_HTML_LABEL_MAX);
+	fputs("<title>", f);
+	mgw_html_esc_json(f, json_object_get(c, "cell"));
+	fputs("</title></text>\n", f);
+	bar_median(f, c, y, top);
+	if (!isnan(lo) && !isnan(hi)) {
+		double xl = BAR_X0 + lo / top * BAR_PLOT_W,
+		       xh = BAR_X0 + hi / top * BAR_PLOT_W;
+
+		fprintf(f, "<path d=\"M%.1f %.1fH%.1fM%.1f %.1fV%.1fM%.1f %.1f"
+		        "V%.1f\" stroke=\"#222\" stroke-width=\"1.5\" "
+		        "fill=\"none\"/>\n", xl, cy, xh, xl, cy - 6, cy + 6, xh,
+		        cy - 6, cy + 6);
 	}
-	/* legend */
-	fprintf(f, "<rect x=\"%.1f\" y=\"4\" width=\"12\" height=\"10\" "
-	        "fill=\"#3b73b9\"/><text x=\"%.1f\" y=\"13\">achieved "
-	        "(median)</text>\n<path d=\"M%.1f 9H%.1f\" stroke=\"#222\" "
+	if (!isnan(off)) {
+		double xo = BAR_X0 + off / top * BAR_PLOT_W;
+
+		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+		        "stroke=\"#c0392b\" stroke-width=\"2\" "
+		        "stroke-dasharray=\"4 2\"><title>offered %.1f rps</title>"
+		        "</line>\n", xo, y + 1, xo, y + BAR_ROW_H - 1, off);
+	}
+}
+
+static void bar_legend(FILE *f)
+{
+	const double x0 = BAR_X0;
+
+	mgw_html_swatch(f, x0, 13, 12, "#3b73b9", "achieved (median)");
+	fprintf(f, "<path d=\"M%.1f 9H%.1f\" stroke=\"#222\" "
 	        "stroke-width=\"1.5\"/><text x=\"%.1f\" y=\"13\">min&#8211;max"
 	        "</text>\n<line x1=\"%.1f\" y1=\"3\" x2=\"%.1f\" y2=\"15\" "
 	        "stroke=\"#c0392b\" stroke-width=\"2\" stroke-dasharray=\"4 2\"/>"
-	        "<text x=\"%.1f\" y=\"13\">offered</text>\n"
-	        "<rect x=\"%.1f\" y=\"4\" width=\"12\" height=\"10\" "
-	        "fill=\"#e69f00\"/><text x=\"%.1f\" y=\"13\">saturated "
-	        "(&lt; 95%% of offered)</text>\n",
-	        x0, x0 + 16, x0 + 140, x0 + 160, x0 + 166, x0 + 240, x0 + 240,
-	        x0 + 248, x0 + 320, x0 + 336);
+	        "<text x=\"%.1f\" y=\"13\">offered</text>\n", x0 + 140, x0 + 160,
+	        x0 + 166, x0 + 240, x0 + 240, x0 + 248);
+	mgw_html_swatch(f, x0 + 320, 13, 12, "#e69f00",
+	                "saturated (&lt; 95% of offered)");
+}
+
+static void bar_chart(FILE *f, const json_t *cells)
+{
+	size_t i, n = json_array_size(cells);
+	double top = bar_top(cells), h = 30 + (double)n * BAR_ROW_H + 40;
+	json_t *c;
+
+	fputs("<figure>", f);
+	mgw_html_svg_open(f, "bars", MGW_HTML_CHART_W, h, NULL,
+	                  "achieved requests/s per cell");
+	bar_axis(f, n, top, h);
+	json_array_foreach(cells, i, c)
+		bar_row(f, c, i, top);
+	bar_legend(f);
 	fputs("</svg><figcaption>Achieved requests/s per cell: bar = median "
 	      "over valid repetitions, whisker = min&#8211;max, dashed = "
-	      "offered rate.</figcaption></figure>\n", f);
-}
-
-/* ---- kill charts: per-second successes and failures ---- */
-
-/* One run's timeline and kill times, read from its raw file. */
-struct run_tl {
-	double ok[MAX_TIMELINE_S];
-	double failed[MAX_TIMELINE_S];
-	size_t n;
-	double kills[MAX_KILLS];  /* "at_s" of each kill */
-	size_t n_kills;
-	double readies[MAX_KILLS]; /* the replacement's "healthy_at_s" */
-	size_t n_readies;
-};
-
-enum run_read {
-	RUN_UNREADABLE = -1, /* missing, not JSON, not a run record */
-	RUN_NO_KILL = 0,     /* a run without kill records */
-	RUN_INVALID = 1,     /* its kill did not land, or it did not finish */
-	RUN_OK = 2,
-};
-
-static void push_time(double *arr, size_t *n, double t)
-{
-	if (!isnan(t) && t >= 0 && *n < MAX_KILLS)
-		arr[(*n)++] = t;
-}
-
-/* The planned length of a load run: the sum of its phases' durations
- * (warm-up included: the timeline counts from the engine's start), or
- * NAN when the report does not say. */
-static double run_duration(const json_t *load)
-{
-	const json_t *phases = json_object_get(load, "phases"), *ph;
-	double sum = 0;
-	size_t i;
-
-	if (json_array_size(phases) == 0)
-		return NAN;
-	json_array_foreach(phases, i, ph) {
-		double d = field(ph, "duration_s");
-
-		if (isnan(d))
-			return NAN;
-		sum += d;
-	}
-	return sum;
-}
-
-/* Reads run record path (doc/bench.md: "valid", "kills" with each kill's
- * "at_s" and its replacement's "healthy_at_s", "load" = the load
- * client's report with its "timeline") into r. */
-static enum run_read read_run(const char *path, struct run_tl *r)
-{
-	json_t *run, *kills, *k, *row;
-	const json_t *load, *tl;
-	json_error_t jerr;
-	enum run_read rc = RUN_UNREADABLE;
-	double dur;
-	size_t i;
-
-	memset(r, 0, sizeof(*r));
-	run = json_load_file(path, 0, &jerr);
-	load = json_object_get(run, "load");
-	tl = json_object_get(load, "timeline");
-	kills = json_object_get(run, "kills");
-	if (!json_is_object(run))
-		goto out;
-	rc = RUN_NO_KILL;
-	if (json_array_size(kills) == 0)
-		goto out;
-	rc = RUN_INVALID;
-	if (!json_is_true(json_object_get(run, "valid")) || !json_is_array(tl))
-		goto out;
-	json_array_foreach(kills, i, k) {
-		if (!json_is_true(json_object_get(k, "valid")))
-			goto out;
-		push_time(r->kills, &r->n_kills, field(k, "at_s"));
-		push_time(r->readies, &r->n_readies,
-		          field(json_object_get(k, "replacement"), "healthy_at_s"));
-	}
-	dur = run_duration(load);
-	json_array_foreach(tl, i, row) {
-		double t = field(row, "t"), ok = field(row, "ok"),
-		       failed = field(row, "failed"), cover = 1;
-
-		if (isnan(t) || t < 0 || t >= MAX_TIMELINE_S)
-			continue;
-		/* the load client's last row is the partial second after the
-		 * planned end: scaled to a rate, or left out when it covers
-		 * too little to be one (drawn as is, it looks like a collapse
-		 * at the end of every run) */
-		if (!isnan(dur) && t + 1 > dur) {
-			cover = dur - t;
-			if (cover < 0.25)
-				continue;
-		}
-		r->ok[(size_t)t] = isnan(ok) ? 0 : ok / cover;
-		r->failed[(size_t)t] = isnan(failed) ? 0 : failed / cover;
-		if ((size_t)t + 1 > r->n)
-			r->n = (size_t)t + 1;
-	}
-	rc = r->n > 0 ? RUN_OK : RUN_INVALID;
-out:
-	json_decref(run);
-	return rc;
-}
-
-/* Per-second series over a cell's runs: median and range of successes,
- * mean failures (a loss in one run of ten must stay visible, which a
- * median would hide). */
-struct series {
-	size_t n;
-	double ok_med[MAX_TIMELINE_S], ok_min[MAX_TIMELINE_S],
-	       ok_max[MAX_TIMELINE_S], fail_mean[MAX_TIMELINE_S];
-	double kills[MAX_KILLS], readies[MAX_KILLS];
-	size_t n_kills, n_readies;
-	size_t n_runs;
-};
-
-/* Adds a marker time unless one within 50 ms is there already: the
- * repetitions of a cell kill at (almost) the same second, and one line
- * per repetition would only thicken the marker. */
-static void add_marker(double *arr, size_t *n, double t)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (fabs(arr[i] - t) < 0.05)
-			return;
-	if (*n < MAX_KILLS)
-		arr[(*n)++] = t;
-}
-
-static void series_build(struct series *s, struct run_tl *runs, size_t n)
-{
-	double vals[MAX_RUNS_PER_CELL];
-
-	memset(s, 0, sizeof(*s));
-	s->n_runs = n;
-	for (size_t r = 0; r < n; r++) {
-		if (runs[r].n > s->n)
-			s->n = runs[r].n;
-		for (size_t k = 0; k < runs[r].n_kills; k++)
-			add_marker(s->kills, &s->n_kills, runs[r].kills[k]);
-		for (size_t k = 0; k < runs[r].n_readies; k++)
-			add_marker(s->readies, &s->n_readies, runs[r].readies[k]);
-	}
-	for (size_t t = 0; t < s->n; t++) {
-		size_t m = 0;
-		double fsum = 0;
-
-		for (size_t r = 0; r < n; r++) {
-			if (t >= runs[r].n)
-				continue;
-			vals[m++] = runs[r].ok[t];
-			fsum += runs[r].failed[t];
-		}
-		if (m == 0)
-			continue;
-		qsort(vals, m, sizeof(vals[0]), cmp_double);
-		s->ok_min[t] = vals[0];
-		s->ok_max[t] = vals[m - 1];
-		s->ok_med[t] = m % 2 ? vals[m / 2]
-		                     : (vals[m / 2 - 1] + vals[m / 2]) / 2;
-		s->fail_mean[t] = fsum / (double)m;
-	}
-}
-
-/* One panel: y axis with ticks from 0 to top, plot area at (x0, y0) of
- * size (w, h). */
-static void panel_axes(FILE *f, double x0, double y0, double w, double h,
-                       double top, const char *label)
-{
-	double st = nice_step(top);
-
-	for (double v = 0; v <= top + st / 2; v += st) {
-		double y = y0 + h - v / top * h;
-
-		fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-		        "stroke=\"#e4e4e4\"/><text x=\"%.1f\" y=\"%.1f\" "
-		        "text-anchor=\"end\">%g</text>\n",
-		        x0, y, x0 + w, y, x0 - 6, y + 4, v);
-	}
-	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-	        "fill=\"none\" stroke=\"#999\"/>\n<text x=\"%.1f\" y=\"%.1f\" "
-	        "transform=\"rotate(-90 %.1f %.1f)\" text-anchor=\"middle\">%s"
-	        "</text>\n", x0, y0, w, h, x0 - 44, y0 + h / 2, x0 - 44,
-	        y0 + h / 2, label);
-}
-
-/* A polyline path through values at the middle of each second. */
-static void path_line(FILE *f, const double *v, size_t n, double x0,
-                      double xs, double y0, double h, double top)
-{
-	for (size_t t = 0; t < n; t++)
-		fprintf(f, "%s%.1f %.1f", t ? "L" : "M", x0 + (t + 0.5) * xs,
-		        y0 + h - fmin(v[t], top) / top * h);
-}
-
-static void kill_chart(FILE *f, const json_t *cell, const struct series *s)
-{
-	const double x0 = 70, w = CHART_W - x0 - PLOT_RIGHT_PAD;
-	const double y_ok = 30, h_ok = 200, y_f = y_ok + h_ok + 30, h_f = 90;
-	const double H = y_f + h_f + 45;
-	double top_ok = 0, top_f = 0, xs = w / (double)s->n, st;
-
-	for (size_t t = 0; t < s->n; t++) {
-		top_ok = fmax(top_ok, s->ok_max[t]);
-		top_f = fmax(top_f, s->fail_mean[t]);
-	}
-	top_ok = nice_max(top_ok);
-	top_f = nice_max(top_f);
-	fputs("<h3>", f);
-	esc_json(f, json_object_get(cell, "cell"));
-	fputs(": per second around the kill</h3>\n", f);
-	fprintf(f, "<figure><svg class=\"timeline\" "
-	        "xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-	        "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n"
-	        "<title>", CHART_W, H, CHART_W, H);
-	esc_json(f, json_object_get(cell, "cell"));
-	fputs(": successes and failures per second</title>\n", f);
-	panel_axes(f, x0, y_ok, w, h_ok, top_ok, "successes/s");
-	panel_axes(f, x0, y_f, w, h_f, top_f, "failures/s");
-	/* x axis under the failures panel */
-	st = nice_step((double)s->n);
-	for (double t = 0; t <= (double)s->n + st / 2; t += st)
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g"
-		        "</text>\n", x0 + t * xs, y_f + h_f + 16, t);
-	fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">seconds "
-	        "since the load run started</text>\n", x0 + w / 2, H - 6);
-	/* successes: min-max band, then the median line */
-	fputs("<path fill=\"#2e7d32\" fill-opacity=\"0.18\" stroke=\"none\" d=\"",
-	      f);
-	path_line(f, s->ok_max, s->n, x0, xs, y_ok, h_ok, top_ok);
-	for (size_t t = s->n; t-- > 0;)
-		fprintf(f, "L%.1f %.1f", x0 + (t + 0.5) * xs,
-		        y_ok + h_ok - fmin(s->ok_min[t], top_ok) / top_ok * h_ok);
-	fputs("Z\"/>\n<path fill=\"none\" stroke=\"#2e7d32\" stroke-width=\"2\" "
-	      "d=\"", f);
-	path_line(f, s->ok_med, s->n, x0, xs, y_ok, h_ok, top_ok);
-	fputs("\"/>\n", f);
-	/* failures: one bar per second */
-	for (size_t t = 0; t < s->n; t++) {
-		double v = s->fail_mean[t], bh;
-
-		if (!(v > 0))
-			continue;
-		bh = fmax(fmin(v, top_f) / top_f * h_f, 1);
-		fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-		        "height=\"%.1f\" fill=\"#c0392b\"><title>t=%zu s: %.2f "
-		        "failures/s</title></rect>\n", x0 + t * xs + xs * 0.1,
-		        y_f + h_f - bh, fmax(xs * 0.8, 1), bh, t, v);
-	}
-	/* kill and replacement-ready markers across both panels; the label
-	 * goes on the first of each kind only, the rest have tooltips */
-	for (size_t k = 0; k < s->n_kills; k++) {
-		double x = x0 + s->kills[k] * xs;
-
-		if (s->kills[k] > (double)s->n)
-			continue;
-		fprintf(f, "<line class=\"kill\" x1=\"%.1f\" y1=\"%.1f\" "
-		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#000\" "
-		        "stroke-width=\"1.5\" stroke-dasharray=\"6 3\"><title>kill "
-		        "at %.2f s</title></line>\n", x, y_ok - 4, x, y_f + h_f,
-		        s->kills[k]);
-		if (k == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">kill</text>\n",
-			        x + 3, y_ok + 12);
-	}
-	for (size_t k = 0; k < s->n_readies; k++) {
-		double x = x0 + s->readies[k] * xs;
-
-		if (s->readies[k] > (double)s->n)
-			continue;
-		fprintf(f, "<line class=\"ready\" x1=\"%.1f\" y1=\"%.1f\" "
-		        "x2=\"%.1f\" y2=\"%.1f\" stroke=\"#1f5fbf\" "
-		        "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"><title>"
-		        "replacement healthy at %.2f s</title></line>\n", x,
-		        y_ok - 4, x, y_f + h_f, s->readies[k]);
-		if (k == 0)
-			fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#1f5fbf\">"
-			        "replacement ready</text>\n", x + 3, y_ok + 26);
-	}
-	fprintf(f, "<rect x=\"%.1f\" y=\"6\" width=\"12\" height=\"10\" "
-	        "fill=\"#2e7d32\"/><text x=\"%.1f\" y=\"15\">successes/s "
-	        "(median; band = min&#8211;max)</text>\n<rect x=\"%.1f\" y=\"6\" "
-	        "width=\"12\" height=\"10\" fill=\"#c0392b\"/><text x=\"%.1f\" "
-	        "y=\"15\">failures/s (mean)</text>\n",
-	        x0, x0 + 16, x0 + 300, x0 + 316);
-	fputs("</svg><figcaption>", f);
-	esc_json(f, json_object_get(cell, "cell"));
-	fprintf(f, ": successes and failures per second over %zu valid run%s; "
-	        "dashed line = kill, dotted = replacement healthy (times on the "
-	        "bench's clock, from the start of the load run)."
-	        "</figcaption></figure>\n", s->n_runs, s->n_runs == 1 ? "" : "s");
-}
-
-/* The kill chart of one cell, or a note saying why there is none.  Cells
- * whose runs carry no kill records (scale-out, handles) get nothing. */
-static int cell_kill_chart(FILE *f, const json_t *cell, const char *run_dir)
-{
-	const json_t *runs = json_object_get(cell, "runs");
-	struct run_tl *tl = NULL;
-	struct series *s = NULL;
-	size_t i, n = 0, missing = 0, invalid = 0, listed = 0;
-	json_t *p;
-	int rc = 0;
-
-	if (!json_is_array(runs) || json_array_size(runs) == 0)
-		return 0;
-	tl = calloc(MAX_RUNS_PER_CELL, sizeof(*tl));
-	s = calloc(1, sizeof(*s));
-	if (!tl || !s) {
-		rc = MGW_ENOMEM;
-		goto fail;
-	}
-	json_array_foreach(runs, i, p) {
-		const char *rel = json_string_value(p);
-		char path[4096];
-
-		if (!rel || listed >= MAX_RUNS_PER_CELL)
-			continue;
-		listed++;
-		if (rel[0] == '/' || !run_dir)
-			snprintf(path, sizeof(path), "%s", rel);
-		else
-			snprintf(path, sizeof(path), "%s/%s", run_dir, rel);
-		switch (read_run(path, &tl[n])) {
-		case RUN_UNREADABLE: missing++; break;
-		case RUN_NO_KILL: break;
-		case RUN_INVALID: invalid++; break;
-		case RUN_OK: n++; break;
-		}
-	}
-	if (n > 0) {
-		series_build(s, tl, n);
-		kill_chart(f, cell, s);
-	} else if (invalid > 0) {
-		fputs("<p class=\"note\">", f);
-		esc_json(f, json_object_get(cell, "cell"));
-		fprintf(f, ": no per-second chart, no valid repetition (%zu "
-		        "invalid: the kill did not land or the run did not "
-		        "finish).</p>\n", invalid);
-	}
-	if (missing > 0) {
-		fputs("<p class=\"note\">", f);
-		esc_json(f, json_object_get(cell, "cell"));
-		fprintf(f, ": %zu of %zu run file%s missing or unreadable%s.</p>\n",
-		        missing, listed, listed == 1 ? "" : "s",
-		        n ? "; the chart shows the others" : "");
-	}
-fail:
-	free(tl);
-	free(s);
-	return rc;
+	      "offered rate. In an open-loop run these are close to the "
+	      "offered rate everywhere; what differs is above, in the losses."
+	      "</figcaption></figure>\n", f);
 }
 
 /* ---- page ---- */
@@ -812,13 +370,11 @@ fail:
 static int scene_section(FILE *f, const json_t *scene, const char *run_dir)
 {
 	const json_t *cells = json_object_get(scene, "cells");
-	const char *name = str_field(scene, "scene");
-	size_t i;
-	json_t *c;
+	const char *name = mgw_html_str_field(scene, "scene");
 	int rc;
 
 	fputs("<section class=\"scene\">\n<h2>", f);
-	esc(f, name ? name : "(unnamed scene)");
+	mgw_html_esc(f, name ? name : "(unnamed scene)");
 	fputs("</h2>\n", f);
 	scene_conditions(f, scene);
 	if (!json_is_array(cells) || json_array_size(cells) == 0) {
@@ -828,11 +384,23 @@ static int scene_section(FILE *f, const json_t *scene, const char *run_dir)
 	scene_table(f, cells);
 	scene_footnotes(f, cells);
 	bar_chart(f, cells);
-	json_array_foreach(cells, i, c)
-		if ((rc = cell_kill_chart(f, c, run_dir)) < 0)
-			return rc;
+	if ((rc = mgw_html_scene_timelines(f, cells, run_dir)) < 0)
+		return rc;
 	fputs("</section>\n", f);
 	return 0;
+}
+
+/* How the numbers were made, after them: a reader comes for the losses,
+ * and these tables are for the one comparing two runs. */
+static void setup_section(FILE *f, const json_t *report)
+{
+	fputs("<section class=\"setup\" id=\"setup\">\n<h2>Machine, versions "
+	      "and options</h2>\n", f);
+	kv_table(f, "machine", "Machine", json_object_get(report, "machine"));
+	kv_table(f, "versions", "Versions", json_object_get(report, "versions"));
+	run_table(f, report);
+	kv_table(f, "options", "Options", json_object_get(report, "options"));
+	fputs("</section>\n", f);
 }
 
 static int render(FILE *f, const json_t *report, const char *run_dir)
@@ -845,19 +413,17 @@ static int render(FILE *f, const json_t *report, const char *run_dir)
 	fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n"
 	        "<meta charset=\"utf-8\">\n<title>mcpgw-bench report</title>\n"
 	        "<style>%s</style>\n</head>\n<body>\n"
-	        "<h1>mcpgw-bench report</h1>\n<p class=\"small\">What each "
-	        "configuration lost while replicas, gateways and Redis were "
-	        "killed and replaced. Rates are requests/s; latencies are "
-	        "medians over repetitions; losses are summed.</p>\n", CSS);
-	kv_table(f, "Machine", json_object_get(report, "machine"));
-	kv_table(f, "Versions", json_object_get(report, "versions"));
-	run_table(f, report);
-	kv_table(f, "Options", json_object_get(report, "options"));
+	        "<h1>mcpgw-bench report</h1>\n", CSS);
+	if ((rc = mgw_html_losses(f, report)) < 0)
+		return rc;
 	if (json_array_size(scenes) == 0)
 		fputs("<p class=\"small\">No scenes.</p>\n", f);
 	json_array_foreach(scenes, i, s)
 		if ((rc = scene_section(f, s, run_dir)) < 0)
 			return rc;
+	fputs("<p class=\"small\">Rates are requests/s; latencies are medians "
+	      "over repetitions; losses are summed.</p>\n", f);
+	setup_section(f, report);
 	fputs("</body>\n</html>\n", f);
 	return 0;
 }

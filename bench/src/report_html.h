@@ -8,18 +8,23 @@
 #include <jansson.h>
 
 /* Renders report (the report.json object: machine, versions, scenes) as
- * HTML into out_path.  For every scene: a table in the shape of report.md
- * and a bar chart of achieved requests/s per cell (median, min–max
- * whiskers, the offered rate marked).  For every cell whose run files
- * carry kill records: a chart of successes and failures per second over
- * the run with a marker at each kill.  Run files are read from the paths
- * in each cell's "runs", relative to run_dir (the bench's output
- * directory); a missing or unreadable run file only drops that run from
- * the chart (a cell without any readable run gets a note instead of a
- * chart).  Every text taken from the report is HTML-escaped.  The file is
- * written to out_path.tmp and renamed, so a reader never sees half a
- * report.  Returns 0, MGW_EINVAL when report is not an object or its
- * "scenes" is not an array, or MGW_EIO when the file cannot be written. */
+ * HTML into out_path.  First a summary and the losses chart: failed
+ * requests per cell stacked by kind, each scene on its own axis, with a
+ * table of the numbers (report_html_losses.h).  Then for every scene a
+ * table in the shape of report.md, a bar chart of achieved requests/s
+ * per cell (median, min–max whiskers, the offered rate marked) and, for
+ * every cell whose run files carry kill records, a chart of successes and
+ * failures per second with a marker at each kill, all of a scene's on the
+ * same axes (report_html_timeline.h).  Last the machine, versions, run
+ * and options tables.  Run files are read from the paths in each cell's
+ * "runs", relative to run_dir (the bench's output directory); a missing
+ * or unreadable run file only drops that run from the chart (a cell
+ * without any readable run gets a note instead of a chart).  Every text
+ * taken from the report is HTML-escaped.  The file is written to
+ * out_path.tmp and renamed, so a reader never sees half a report.
+ * Returns 0, MGW_EINVAL when report is not an object or its "scenes" is
+ * not an array, MGW_ENOMEM, or MGW_EIO when the file cannot be
+ * written. */
 int mgw_bench_report_html(const json_t *report, const char *run_dir,
                           const char *out_path);
 

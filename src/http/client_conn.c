@@ -30,6 +30,7 @@
 #include "core/log.h"
 #include "http/client.h"
 #include "http/client_conn.h"
+#include "http/read_now.h"
 #include "http/write_now.h"
 #include "net/tls_client.h"
 #include "util/time.h"
@@ -466,8 +467,13 @@ static void conn_try_connect(struct mgw_client_conn *c)
 		c->state = MGW_CC_CONNECTING;
 		if (bufferevent_socket_connect(
 		        c->bev, (struct sockaddr *)&c->addrs.a[c->addr_i],
-		        (int)c->addrs.len[c->addr_i]) == 0)
+		        (int)c->addrs.len[c->addr_i]) == 0) {
+			/* the fd is set now; a TLS connection reads through
+			 * the bufferevent that takes it over */
+			if (!c->tls)
+				(void)mgw_read_fast(c->bev);
 			return;
+		}
 		drop_tcp_bev(c);
 		c->addr_i++;
 	}

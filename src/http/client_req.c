@@ -330,8 +330,11 @@ static int visible(const char *s)
  * layer writes itself (Host, Content-Length) and hop-by-hop ones go. */
 static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
 {
+	int conn;
+
 	if (!src)
 		return 0;
+	conn = mgw_headers_get(src, "connection") != NULL;
 	for (size_t i = 0; i < src->n; i++) {
 		const struct mgw_header *f = &src->v[i];
 		if (!mgw_header_name_valid(f->name, f->name_len) ||
@@ -339,7 +342,7 @@ static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
 			return MGW_EINVAL;
 		if (mgw_header_is_hop_by_hop(f->name) ||
 		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
-		    mgw_headers_connection_lists(src, f->name))
+		    (conn && mgw_headers_connection_lists(src, f->name)))
 			continue;
 		if (mgw_headers_add(dst, f->name, f->name_len, f->value,
 		                    f->value_len) != 0)

@@ -473,38 +473,119 @@ static int no_body_status(int status)
 	return status < 200 || status == 204 || status == 304;
 }
 
-static int h1_head(struct mgw_http_exchange *x, int status,
-                   const struct mgw_headers *h, const char *ctype, int mode,
-                   size_t len, int close)
+/* A response head (and a small body) built in one piece: added to the
+ * connection's output with one evbuffer_add, where a printf per field ran
+ * the formatter and the output's callbacks for every line.  The bytes
+ * live on the stack until they outgrow it, then in one heap block. */
+struct head_buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+	char stack[2048];
+};
+
+static void hb_init(struct head_buf *b)
 {
-	struct evbuffer *out = bufferevent_get_output(x->c->bev);
+	b->p = b->stack;
+	b->len = 0;
+	b->cap = sizeof(b->stack);
+	b->oom = 0;
+}
+
+static void hb_put(struct head_buf *b, const void *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (n > b->cap - b->len) {
+		size_t cap = b->cap;
+		char *p;
+
+		while (n > cap - b->len)
+			cap *= 2;
+		p = b->p == b->stack ? malloc(cap) : realloc(b->p, cap);
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		if (b->p == b->stack)
+			memcpy(p, b->stack, b->len);
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
+
+static void hb_puts(struct head_buf *b, const char *s)
+{
+	hb_put(b, s, strlen(s));
+}
+
+static void hb_putu(struct head_buf *b, size_t v)
+{
+	char d[24];
+	size_t i = sizeof(d);
+
+	do {
+		d[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	hb_put(b, d + i, sizeof(d) - i);
+}
+
+/* Adds b to out and frees it.  Returns 0 or MGW_ENOMEM (nothing added). */
+static int hb_flush(struct head_buf *b, struct evbuffer *out)
+{
+	int rc = b->oom || evbuffer_add(out, b->p, b->len) != 0;
+
+	if (b->p != b->stack)
+		free(b->p);
+	hb_init(b);
+	return rc ? MGW_ENOMEM : 0;
+}
+
+static void h1_head(struct mgw_http_exchange *x, int status,
+                    const struct mgw_headers *h, const char *ctype, int mode,
+                    size_t len, int close, struct head_buf *b)
+{
 	const char *tokens = h ? mgw_headers_get(h, "connection") : NULL;
 	int have_ctype = ctype && mgw_header_value_valid(ctype, strlen(ctype));
-	int rc = 0;
 
-	rc |= evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\n", status,
-	                          mgw_http_reason(status)) < 0;
-	if (!h || !mgw_headers_get(h, "date"))
-		rc |= evbuffer_add_printf(out, "Date: %s\r\n",
-		                          mgw_http_date(x->c->srv)) < 0;
+	hb_put(b, "HTTP/1.1 ", 9);
+	hb_putu(b, (size_t)(status < 0 ? 0 : status));
+	hb_put(b, " ", 1);
+	hb_puts(b, mgw_http_reason(status));
+	hb_put(b, "\r\n", 2);
+	if (!h || !mgw_headers_get(h, "date")) {
+		hb_put(b, "Date: ", 6);
+		hb_puts(b, mgw_http_date(x->c->srv));
+		hb_put(b, "\r\n", 2);
+	}
 	for (size_t i = 0; h && i < h->n; i++) {
 		if (!mgw_resp_field_ok(&h->v[i], tokens, have_ctype))
 			continue;
-		rc |= evbuffer_add_printf(out, "%s: %s\r\n", h->v[i].name,
-		                          h->v[i].value) < 0;
+		hb_put(b, h->v[i].name, h->v[i].name_len);
+		hb_put(b, ": ", 2);
+		hb_put(b, h->v[i].value, h->v[i].value_len);
+		hb_put(b, "\r\n", 2);
 	}
-	if (have_ctype)
-		rc |= evbuffer_add_printf(out, "Content-Type: %s\r\n", ctype) < 0;
-	if (mode == BODY_LENGTH)
-		rc |= evbuffer_add_printf(out, "Content-Length: %zu\r\n", len) < 0;
-	else if (mode == BODY_CHUNKED)
-		rc |= evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
+	if (have_ctype) {
+		hb_put(b, "Content-Type: ", 14);
+		hb_puts(b, ctype);
+		hb_put(b, "\r\n", 2);
+	}
+	if (mode == BODY_LENGTH) {
+		hb_put(b, "Content-Length: ", 16);
+		hb_putu(b, len);
+		hb_put(b, "\r\n", 2);
+	} else if (mode == BODY_CHUNKED) {
+		hb_put(b, "Transfer-Encoding: chunked\r\n", 28);
+	}
 	if (close)
-		rc |= evbuffer_add(out, "Connection: close\r\n", 19);
+		hb_put(b, "Connection: close\r\n", 19);
 	else if (x->http10)
-		rc |= evbuffer_add(out, "Connection: keep-alive\r\n", 24);
-	rc |= evbuffer_add(out, "\r\n", 2);
-	return rc ? MGW_ENOMEM : 0;
+		hb_put(b, "Connection: keep-alive\r\n", 24);
+	hb_put(b, "\r\n", 2);
 }
 
 static int must_close(const struct mgw_http_exchange *x)
@@ -535,11 +616,19 @@ int mgw_h1_respond(struct mgw_http_exchange *x, int status,
 	struct evbuffer *out = bufferevent_get_output(x->c->bev);
 	int nob = no_body_status(status);
 	int close = must_close(x);
-	int rc;
+	int send_body = !nob && !x->head && len;
+	struct head_buf b;
+	int inl, rc;
 
-	rc = h1_head(x, status, h, ctype,
-	             nob ? BODY_NONE : BODY_LENGTH, len, close);
-	if (!rc && !nob && !x->head && len)
+	hb_init(&b);
+	h1_head(x, status, h, ctype, nob ? BODY_NONE : BODY_LENGTH, len, close,
+	        &b);
+	/* a body that fits the head's buffer goes out with it */
+	inl = send_body && len <= sizeof(b.stack) - b.len;
+	if (inl)
+		hb_put(&b, body, len);
+	rc = hb_flush(&b, out);
+	if (!rc && send_body && !inl)
 		rc = evbuffer_add(out, body, len) ? MGW_ENOMEM : 0;
 	h1_done(x, close || rc);
 	return rc;
@@ -548,6 +637,7 @@ int mgw_h1_respond(struct mgw_http_exchange *x, int status,
 int mgw_h1_stream_start(struct mgw_http_exchange *x, int status,
                         const struct mgw_headers *h, const char *ctype)
 {
+	struct head_buf b;
 	int nob = no_body_status(status);
 	int mode;
 	int rc;
@@ -562,7 +652,9 @@ int mgw_h1_stream_start(struct mgw_http_exchange *x, int status,
 	}
 	x->no_body = nob || x->head;
 	x->chunked_out = mode == BODY_CHUNKED;
-	rc = h1_head(x, status, h, ctype, mode, 0, must_close(x));
+	hb_init(&b);
+	h1_head(x, status, h, ctype, mode, 0, must_close(x), &b);
+	rc = hb_flush(&b, bufferevent_get_output(x->c->bev));
 	if (rc) {
 		h1_done(x, 1);
 		return rc;

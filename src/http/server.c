@@ -36,6 +36,7 @@
 #include "http/connlim.h"
 #include "http/headers.h"
 #include "http/server.h"
+#include "http/read_now.h"
 #include "http/write_now.h"
 #include "net/listener.h"
 #include "util/time.h"
@@ -808,6 +809,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 		c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
 		if (!c->bev)
 			goto fail;
+		(void)mgw_read_fast(c->bev); /* else it reads as libevent does */
 	}
 	c->work = event_new(s->base, -1, 0, on_work, c);
 	c->timer = evtimer_new(s->base, on_timer, c);

@@ -59,6 +59,20 @@ static json_t *tasks_json(const struct mgw_upstream_group *g)
 	                 "evicted", (json_int_t)atomic_load(&m->evicted));
 }
 
+/* The requestState guard's counters (mrtr_set.h). */
+static json_t *mrtr_json(struct mgw_mrtr_set *s)
+{
+	struct mgw_mrtr_counts c;
+
+	mgw_mrtr_set_counts(s, &c);
+	return json_pack("{s:I, s:I, s:I, s:I, s:I}",
+	                 "checked", (json_int_t)c.checked,
+	                 "refused", (json_int_t)c.refused,
+	                 "full", (json_int_t)c.full,
+	                 "store_errors", (json_int_t)c.store_errors,
+	                 "held", (json_int_t)c.held);
+}
+
 static json_t *upstreams_json(const struct mgw_upstreams *ups)
 {
 	json_t *a = json_array();
@@ -98,8 +112,8 @@ fail:
 }
 
 int mgw_admin_stats_body(const struct mgw_upstreams *ups,
-                         struct mgw_sf_shared *sh, enum mgw_mode_conf mode,
-                         char **body, size_t *len)
+                         struct mgw_sf_shared *sh, struct mgw_mrtr_set *mrtr,
+                         enum mgw_mode_conf mode, char **body, size_t *len)
 {
 	json_t *o = json_object(), *u = upstreams_json(ups);
 	char *s = NULL;
@@ -116,6 +130,8 @@ int mgw_admin_stats_body(const struct mgw_upstreams *ups,
 	    json_object_set_new(o, "mode", json_string(mgw_config_mode_name(mode))) != 0)
 		goto fail;
 	if (sh && mgw_sf_stats_json(sh, o) != 0)
+		goto fail;
+	if (mrtr && json_object_set_new(o, "mrtr_guard", mrtr_json(mrtr)) != 0)
 		goto fail;
 	s = json_dumps(o, JSON_COMPACT);
 	if (!s)

@@ -29,7 +29,7 @@ static enum mgw_check_verdict run(struct mgw_txn *t)
 	    strcmp(mgw_http_path(t->x), MGW_PROXY_STATS_PATH) != 0 ||
 	    !allowed(pl->conf->stats, t->x))
 		return MGW_CHECK_PASS;
-	if (mgw_admin_stats_body(pl->ups, pl->sf ? pl->sf->sh : NULL,
+	if (mgw_admin_stats_body(pl->ups, pl->sf ? pl->sf->sh : NULL, pl->mrtr,
 	                         pl->conf->mode, &r.body, &r.len) != 0) {
 		mgw_txn_fail(t, MGW_PERR_INTERNAL, NULL);
 		return MGW_CHECK_ANSWERED;

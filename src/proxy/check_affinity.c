@@ -112,11 +112,7 @@ static enum mgw_check_verdict miss(struct mgw_txn *t)
 static struct mgw_redis *redis_conn(struct mgw_pipeline *pl,
                                     const struct mgw_upstream_group *g)
 {
-	const struct mgw_task_affinity_conf *c = &g->conf->affinity;
-	struct mgw_redis_opts o = {0};
-	char err[256];
-
-	if (!c->redis_url)
+	if (!g->conf->affinity.redis.url)
 		return NULL;
 	if (!pl->task_redis) {
 		pl->task_redis = calloc(pl->ups->n_groups, sizeof(*pl->task_redis));
@@ -124,16 +120,11 @@ static struct mgw_redis *redis_conn(struct mgw_pipeline *pl,
 			return NULL;
 		pl->n_task_redis = pl->ups->n_groups;
 	}
-	if (g->index >= pl->n_task_redis || pl->task_redis[g->index])
-		return g->index < pl->n_task_redis ? pl->task_redis[g->index]
-		                                   : NULL;
-	o.url = c->redis_url;
-	o.timeout = c->redis_timeout;
-	pl->task_redis[g->index] = mgw_redis_new(pl->base, &o, err, sizeof(err));
-	if (!pl->task_redis[g->index])
-		mgw_warn(NULL, "upstream '%s': task_affinity.redis: %s", g->name,
-		         err);
-	return pl->task_redis[g->index];
+	if (g->index >= pl->n_task_redis)
+		return NULL;
+	return mgw_pipeline_redis(pl, &pl->task_redis[g->index],
+	                          &g->conf->affinity.redis, &pl->task_log,
+	                          "task_affinity.redis");
 }
 
 /* "mcpgw:task:GROUP:SHA256(id)": a task id may be a bearer handle

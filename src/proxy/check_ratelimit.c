@@ -233,21 +233,8 @@ static void on_reply(void *arg, int status, redisReply *rep)
 
 static struct mgw_redis *redis_conn(struct mgw_pipeline *pl)
 {
-	const struct mgw_rate_limits_conf *c = &pl->conf->rate_limits;
-	struct mgw_redis_opts o = {0};
-	char err[256];
-
-	if (pl->rl_redis || !c->redis_url)
-		return pl->rl_redis;
-	o.url = c->redis_url;
-	o.timeout = c->redis_timeout;
-	o.sentinels = (const char *const *)c->redis_sentinels;
-	o.n_sentinels = c->redis_n_sentinels;
-	o.master_name = c->redis_master_name;
-	pl->rl_redis = mgw_redis_new(pl->base, &o, err, sizeof(err));
-	if (!pl->rl_redis && mgw_log_limit_ok(&pl->rl_log))
-		mgw_warn(NULL, "rate_limits.redis: %s", err);
-	return pl->rl_redis;
+	return mgw_pipeline_redis(pl, &pl->rl_redis, &pl->conf->rate_limits.redis,
+	                          &pl->rl_log, "rate_limits.redis");
 }
 
 static enum mgw_check_verdict shared(struct mgw_txn *t, uint64_t id,

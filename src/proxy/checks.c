@@ -26,7 +26,10 @@ static const struct mgw_check *const table[] = {
 	&mgw_check_sep2243,
 	&mgw_check_policy,
 	&mgw_check_ratelimit,
-	&mgw_check_affinity,    /* last: it may ask Redis */
+	&mgw_check_affinity,    /* it may ask Redis; before the guard, which
+	                         * must be last */
+	&mgw_check_mrtr,        /* last: a request refused before it keeps
+	                         * its requestState unused */
 };
 
 const struct mgw_check *const *mgw_checks_table(size_t *n)

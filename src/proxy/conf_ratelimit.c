@@ -1,6 +1,7 @@
 /* conf_ratelimit.c - a route's "rate_limit:" ({rate, burst, key,
  * shared}) and the top-level "rate_limits:" (max_keys, redis.url,
- * redis.timeout) that every route's limit shares. */
+ * redis.timeout) that every route's limit shares; the "redis:" section
+ * it shares with mrtr_guard:. */
 #include "autoconf.h"
 
 #include <math.h>
@@ -54,45 +55,46 @@ const struct mgw_cfg_section mgw_rate_limit_conf_section = {
 	.check = check_rate_limit,
 };
 
-#define RS(member) MGW_CFG_AT(struct mgw_rate_limits_conf, member)
-static const struct mgw_cfg_field rl_redis_fields[] = {
-	{.key = "url", .type = MGW_CFG_STRING, RS(redis_url),
+#define RC(member) MGW_CFG_AT(struct mgw_redis_conf, member)
+static const struct mgw_cfg_field redis_fields[] = {
+	{.key = "url", .type = MGW_CFG_STRING, RC(url),
 	 .check = mgw_cfg_check_redis_url},
-	{.key = "timeout", .type = MGW_CFG_DURATION, RS(redis_timeout),
+	{.key = "timeout", .type = MGW_CFG_DURATION, RC(timeout),
 	 .dmin = 0.001, .dmax = 10, .def = "50ms"},
-	{.key = "sentinels", .type = MGW_CFG_STRLIST, RS(redis_sentinels),
-	 .aux = offsetof(struct mgw_rate_limits_conf, redis_n_sentinels),
+	{.key = "sentinels", .type = MGW_CFG_STRLIST, RC(sentinels),
+	 .aux = offsetof(struct mgw_redis_conf, n_sentinels),
 	 .check = mgw_cfg_check_sentinel},
-	{.key = "master_name", .type = MGW_CFG_STRING, RS(redis_master_name),
+	{.key = "master_name", .type = MGW_CFG_STRING, RC(master_name),
 	 .check = mgw_cfg_check_word},
 };
+#undef RC
 /* sentinels and master_name go together. */
-static int check_rl_redis(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
-                          void *obj)
+static int check_redis(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                       void *obj)
 {
-	struct mgw_rate_limits_conf *r = obj;
+	struct mgw_redis_conf *r = obj;
 
-	if (!r->redis_n_sentinels != !r->redis_master_name)
-		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, r->redis_master_name
+	if (!r->n_sentinels != !r->master_name)
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, r->master_name
 		                                           ? "master_name"
 		                                           : "sentinels"),
-		                    r->redis_master_name ? "master_name"
-		                                         : "sentinels",
-		                    r->redis_master_name ? "needs sentinels"
-		                                         : "needs master_name");
+		                    r->master_name ? "master_name" : "sentinels",
+		                    r->master_name ? "needs sentinels"
+		                                   : "needs master_name");
 	return 0;
 }
 
-static const struct mgw_cfg_section rl_redis_section = {
-	.size = sizeof(struct mgw_rate_limits_conf),
-	.check = check_rl_redis,
-	.fields = rl_redis_fields, .nfields = MGW_CFG_COUNT(rl_redis_fields),
+const struct mgw_cfg_section mgw_redis_conf_section = {
+	.size = sizeof(struct mgw_redis_conf),
+	.check = check_redis,
+	.fields = redis_fields, .nfields = MGW_CFG_COUNT(redis_fields),
 };
+#define RS(member) MGW_CFG_AT(struct mgw_rate_limits_conf, member)
 static const struct mgw_cfg_field rate_limits_fields[] = {
 	{.key = "max_keys", .type = MGW_CFG_INT, RS(max_keys), .min = 16,
 	 .max = 100000000, .def = "100000"},
-	{.key = "redis", .type = MGW_CFG_SECTION, .off = 0,
-	 .sub = &rl_redis_section},
+	{.key = "redis", .type = MGW_CFG_SECTION, RS(redis),
+	 .sub = &mgw_redis_conf_section},
 };
 #undef RS
 const struct mgw_cfg_section mgw_rate_limits_conf_section = {
@@ -107,7 +109,7 @@ int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
 {
 	char key[64];
 
-	if (s->rate_limits.redis_url)
+	if (s->rate_limits.redis.url)
 		return 0;
 	for (size_t i = 0; i < s->n_routes; i++) {
 		const struct mgw_route_conf *r = &s->routes[i];

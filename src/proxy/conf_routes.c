@@ -107,6 +107,10 @@ static const struct mgw_cfg_field route_fields[] = {
 	{.key = "rate_limit", .type = MGW_CFG_SECTION, R(rate_limit),
 	 .aux = offsetof(struct mgw_route_conf, has_rate_limit),
 	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_rate_limit_conf_section},
+	/* the requestState guard (issue 18; conf_mrtr.c) */
+	{.key = "mrtr", .type = MGW_CFG_SECTION, R(mrtr),
+	 .aux = offsetof(struct mgw_route_conf, has_mrtr),
+	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_mrtr_conf_section},
 	/* tool policy (issue 15, conf_policy.c) */
 	MGW_POLICY_FIELDS(struct mgw_route_conf, policy),
 	{.key = "policy", .type = MGW_CFG_LIST,

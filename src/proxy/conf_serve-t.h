@@ -83,6 +83,17 @@ struct mgw_outlier_conf {
 };
 
 /* One upstream group: "upstreams: [{...}]". */
+/* A "redis:" section of a proxy feature that shares state between
+ * gateways (rate_limits.redis, mrtr_guard.redis; conf_ratelimit.c). */
+struct mgw_redis_conf {
+	char *url;                 /* url (none) */
+	double timeout;            /* timeout (50ms) per command */
+	char **sentinels;          /* sentinels (none): as
+	                            * sessions.redis.sentinels */
+	size_t n_sentinels;
+	char *master_name;         /* master_name */
+};
+
 /* affinity: none|task, and "task_affinity:" of a group (affinity.h):
  * tasks/... requests go to the server that created the task. */
 enum mgw_affinity_conf { MGW_AFFINITY_NONE = 0, MGW_AFFINITY_TASK };
@@ -93,10 +104,9 @@ struct mgw_task_affinity_conf {
 	                            * goes first */
 	double max_ttl;            /* task_affinity.max_ttl (24h): the most a
 	                            * task is remembered, whatever its ttlMs */
-	char *redis_url;           /* task_affinity.redis.url (none): share
-	                            * the map with other gateways */
-	double redis_timeout;      /* task_affinity.redis.timeout (50ms): a
-	                            * slower answer is a miss */
+	struct mgw_redis_conf redis; /* task_affinity.redis (none): share
+	                            * the map with other gateways; a slower
+	                            * answer than redis.timeout is a miss */
 };
 
 struct mgw_upstream_conf {
@@ -149,13 +159,30 @@ struct mgw_rate_limit_conf {
 struct mgw_rate_limits_conf {
 	uint32_t max_keys;         /* max_keys (100000): buckets the gateway
 	                            * keeps; the least recently used go */
-	char *redis_url;           /* redis.url (none): for shared: redis */
-	double redis_timeout;      /* redis.timeout (50ms): a slower answer
-	                            * falls back to the local bucket */
-	char **redis_sentinels;    /* redis.sentinels (none): as
-	                            * sessions.redis.sentinels */
-	size_t redis_n_sentinels;
-	char *redis_master_name;   /* redis.master_name */
+	struct mgw_redis_conf redis; /* redis: for shared: redis; a slower
+	                            * answer than redis.timeout falls back
+	                            * to the local bucket */
+};
+
+/* A route's "mrtr: {single_use, ttl, shared}" (conf_mrtr.c): the
+ * at-most-once guard for SEP-2322 requestState (check_mrtr.c). */
+enum mgw_mrtr_shared_conf { MGW_MRTR_SHARED_NONE, MGW_MRTR_SHARED_REDIS };
+struct mgw_mrtr_conf {
+	int single_use;            /* single_use (required): a requestState
+	                            * is let through once within ttl */
+	double ttl;                /* ttl (10m): how long its digest is kept */
+	int shared;                /* shared: none|redis (none): this
+	                            * gateway's workers, or every gateway
+	                            * through Redis; MGW_MRTR_SHARED_* */
+};
+
+/* "mrtr_guard:": what every route's mrtr: shares. */
+struct mgw_mrtr_guard_conf {
+	uint32_t max_states;       /* max_states (100000): digests kept by
+	                            * this gateway; when full, new states
+	                            * are refused (503), never forgotten */
+	struct mgw_redis_conf redis; /* redis: for shared: redis (none:
+	                            * rate_limits.redis) */
 };
 
 /* One route: "routes: [{match: {...}, upstream, ...}]", first match wins. */
@@ -188,6 +215,8 @@ struct mgw_route_conf {
 	size_t n_required_scopes;
 	int has_rate_limit;        /* rate_limit: given */
 	struct mgw_rate_limit_conf rate_limit;
+	int has_mrtr;              /* mrtr: given */
+	struct mgw_mrtr_conf mrtr;
 	/* tool policy (issue 15; conf_policy-t.h, doc/security.md) */
 	struct mgw_policy_lists policy;  /* allow_* / deny_* lists */
 	struct mgw_policy_rule_conf *policy_rules; /* policy: first rule
@@ -235,6 +264,7 @@ struct mgw_serve_conf {
 	struct mgw_auth_conf auth; /* auth: (auth.enabled: the section is
 	                            * there) */
 	struct mgw_rate_limits_conf rate_limits; /* rate_limits: */
+	struct mgw_mrtr_guard_conf mrtr_guard; /* mrtr_guard: */
 	int keys_given;            /* the file had one of these keys: it is
 	                            * meant for `mcpgw serve` (check-config) */
 };

@@ -157,6 +157,8 @@ static const struct mgw_cfg_field serve_fields[] = {
 	 .flags = MGW_CFG_PRESENCE, .sub = &mgw_auth_conf_section},
 	{.key = "rate_limits", .type = MGW_CFG_SECTION, S(rate_limits),
 	 .sub = &mgw_rate_limits_conf_section},
+	{.key = "mrtr_guard", .type = MGW_CFG_SECTION, S(mrtr_guard),
+	 .sub = &mgw_mrtr_guard_conf_section},
 };
 #undef S
 const struct mgw_cfg_section mgw_serve_conf_section = {
@@ -257,6 +259,8 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 	if (rc == 0)
 		rc = mgw_conf_check_rate_limits(c, mgw_cfg_scope_value(sc, "routes"),
 		                                s);
+	if (rc == 0)
+		rc = mgw_conf_check_mrtr(c, mgw_cfg_scope_value(sc, "routes"), s);
 	if (rc == 0)
 		rc = mgw_conf_check_affinity(c, ups, s);
 	if (rc != 0 || !ups || s->n_routes != 0)

@@ -28,6 +28,9 @@ extern const struct mgw_cfg_section mgw_route_conf_section;
  * rate_limits.redis.url (routes: the routes' node, may be NULL). */
 extern const struct mgw_cfg_section mgw_rate_limit_conf_section;
 extern const struct mgw_cfg_section mgw_rate_limits_conf_section;
+/* A "redis:" section (struct mgw_redis_conf: url, timeout, sentinels,
+ * master_name), in conf_ratelimit.c. */
+extern const struct mgw_cfg_section mgw_redis_conf_section;
 struct mgw_cfg_ctx;
 struct mgw_cfg_node;
 int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
@@ -40,6 +43,15 @@ int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
 int mgw_conf_check_affinity(struct mgw_cfg_ctx *c,
                             const struct mgw_cfg_node *upstreams,
                             const struct mgw_serve_conf *s);
+
+/* A route's "mrtr:" (struct mgw_mrtr_conf) and the top-level
+ * "mrtr_guard:" (struct mgw_mrtr_guard_conf), in conf_mrtr.c; the check
+ * that a route with shared: redis has a Redis (mrtr_guard.redis.url or
+ * rate_limits.redis.url). */
+extern const struct mgw_cfg_section mgw_mrtr_conf_section;
+extern const struct mgw_cfg_section mgw_mrtr_guard_conf_section;
+int mgw_conf_check_mrtr(struct mgw_cfg_ctx *c, const struct mgw_cfg_node *routes,
+                        const struct mgw_serve_conf *s);
 
 /* Group names appear in routes, logs ("group/host:port") and metrics:
  * 1 to 64 letters, digits, '-', '_' or '.' (an mgw_cfg_string_check). */

@@ -217,23 +217,14 @@ static const struct mgw_cfg_section up_cred_section = {
 
 /* "task_affinity:" of a group stores into its affinity member. */
 #define TA(member) MGW_CFG_AT(struct mgw_task_affinity_conf, member)
-static const struct mgw_cfg_field ta_redis_fields[] = {
-	{.key = "url", .type = MGW_CFG_STRING, TA(redis_url),
-	 .check = mgw_cfg_check_redis_url},
-	{.key = "timeout", .type = MGW_CFG_DURATION, TA(redis_timeout),
-	 .dmin = 0.001, .dmax = 10, .def = "50ms"},
-};
-static const struct mgw_cfg_section ta_redis_section = {
-	.size = sizeof(struct mgw_task_affinity_conf),
-	.fields = ta_redis_fields, .nfields = MGW_CFG_COUNT(ta_redis_fields),
-};
 static const struct mgw_cfg_field ta_fields[] = {
 	{.key = "max_tasks", .type = MGW_CFG_INT, TA(max_tasks), .min = 1,
 	 .max = 10000000, .def = "100000"},
 	{.key = "max_ttl", .type = MGW_CFG_DURATION, TA(max_ttl), .dmin = 1,
 	 .dmax = 30 * 86400, .def = "24h"},
-	{.key = "redis", .type = MGW_CFG_SECTION, .off = 0,
-	 .sub = &ta_redis_section},
+	{.key = "redis", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_task_affinity_conf, redis),
+	 .sub = &mgw_redis_conf_section},
 };
 #undef TA
 static const struct mgw_cfg_section ta_section = {

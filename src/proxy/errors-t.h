@@ -1,9 +1,13 @@
 /* errors-t.h - the errors the gateway itself answers (types only; see
- * errors.h).  The JSON-RPC codes come from the implementation-defined
- * server-error range -32000..-32099 that JSON-RPC 2.0 leaves to
- * implementations; mcpgw keeps to -32000..-32019 because MCP takes
- * -32020 and up for its own transport errors (SEP-2243).  doc/errors.md
- * lists every code with its HTTP status; keep the two in step. */
+ * errors.h).  The first JSON-RPC codes come from the implementation-
+ * defined server-error range -32000..-32099 that JSON-RPC 2.0 leaves to
+ * implementations, kept to -32000..-32019 because MCP takes -32020 and
+ * up for its own (2026-07-28 basic/index: implementations MUST NOT emit
+ * an undefined code there).  That sub-range is full and "legacy" in
+ * 2026-07-28 (no new codes in it), so later codes are application-
+ * defined ones outside JSON-RPC's reserved -32768..-32000: -31000..
+ * -31099.  doc/errors.md lists every code with its HTTP status; keep the
+ * two in step. */
 #ifndef MGW_PROXY_ERRORS_T_H
 #define MGW_PROXY_ERRORS_T_H
 
@@ -46,6 +50,12 @@ enum mgw_proxy_error {
 	MGW_PERR_FORBIDDEN,       /* -32018, 403: insufficient scope, or a
 	                           * route's tool policy denies the request */
 	MGW_PERR_RATE_LIMITED,    /* -32019, 429: over a route's rate_limit */
+	/* the requestState guard (mrtr:, check_mrtr.c) */
+	MGW_PERR_STATE_REUSED,    /* -31023, 409: a requestState presented
+	                           * before, within the route's mrtr.ttl */
+	MGW_PERR_STATE_STORE,     /* -31024, 503: the guard could not record
+	                           * it (mrtr_guard.max_states reached, or
+	                           * Redis down / slow / refusing) */
 	MGW_PERR_N,
 };
 

@@ -52,6 +52,12 @@ static const struct mgw_proxy_error_info table[MGW_PERR_N] = {
 	                        "request not allowed"},
 	[MGW_PERR_RATE_LIMITED] = {-32019, 429, "rate_limited",
 	                           "rate limit exceeded"},
+	[MGW_PERR_STATE_REUSED] = {-31023, 409, "request_state_reused",
+	                           "requestState already used: start the "
+	                           "request over without it"},
+	[MGW_PERR_STATE_STORE] = {-31024, 503, "request_state_store",
+	                          "requestState could not be checked for "
+	                          "single use"},
 };
 
 const struct mgw_proxy_error_info *mgw_proxy_error_info(enum mgw_proxy_error e)

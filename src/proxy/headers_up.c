@@ -108,12 +108,15 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
 	int cookies_joined = 0;
 	char ip[80];
 	int v6 = 0;
+	/* fields a Connection header names are hop-by-hop too; most
+	 * requests have none, so the per-field look is skipped */
+	int conn = in && mgw_headers_get(in, "connection") != NULL;
 
 	for (size_t i = 0; in && i < in->n; i++) {
 		const struct mgw_header *f = &in->v[i];
 
 		if (mgw_header_is_hop_by_hop(f->name) ||
-		    mgw_headers_connection_lists(in, f->name) ||
+		    (conn && mgw_headers_connection_lists(in, f->name)) ||
 		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
 		    MGW_HEADER_IS(f, "expect"))
 			continue;

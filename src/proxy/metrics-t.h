@@ -77,6 +77,8 @@ struct mgw_metrics {
 	size_t n_routes, n_groups, n_methods;
 	struct mgw_metrics_tools tools; /* cap 0: tool names not counted */
 	double start_time;              /* wall clock seconds at start */
+	struct mgw_mrtr_set *mrtr;      /* the requestState guard's counters
+	                                 * (or NULL) */
 	const struct mgw_rl_table *rlt; /* the rate-limit buckets' counters
 	                                 * (or NULL) */
 	int listener;                   /* the listener index that answers

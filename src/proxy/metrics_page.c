@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "proxy/affinity.h"
 #include "proxy/metrics.h"
+#include "proxy/mrtr_set.h"
 #include "proxy/ratelimit.h"
 #include "proxy/repin.h"
 #include "proxy/retry-t.h"
@@ -729,6 +730,39 @@ static void limits(struct mgw_prom *p, const struct mgw_metrics *m,
 	         "rate_limits.max_keys.", mgw_rl_table_evictions(m->rlt));
 }
 
+/* ---- the requestState guard (mrtr:) ---------------------------------------- */
+
+static void mrtr(struct mgw_prom *p, const struct mgw_metrics *m)
+{
+	struct mgw_mrtr_counts c;
+
+	if (!m->mrtr)
+		return;
+	mgw_mrtr_set_counts(m->mrtr, &c);
+	counter1(p, "mcpgw_mrtr_states_checked_total",
+	         "requestStates checked by a route's mrtr: single_use guard.",
+	         c.checked);
+	counter1(p, "mcpgw_mrtr_states_refused_total",
+	         "requestStates refused as presented before (409, -31023).",
+	         c.refused);
+	mgw_prom_family(p, "mcpgw_mrtr_store_errors_total", "counter",
+	                "requestStates refused because the guard could not "
+	                "record them (503, -31024), by reason: the gateway's "
+	                "set full (mrtr_guard.max_states) or Redis.");
+	{
+		struct mgw_prom_label l[] = {L("reason", "full")};
+
+		mgw_prom_sample_u64(p, "mcpgw_mrtr_store_errors_total", l, 1,
+		                    c.full);
+		l[0].value = "redis";
+		mgw_prom_sample_u64(p, "mcpgw_mrtr_store_errors_total", l, 1,
+		                    c.store_errors);
+	}
+	mgw_prom_family(p, "mcpgw_mrtr_states_held", "gauge",
+	                "requestState digests this gateway holds now.");
+	mgw_prom_sample_u64(p, "mcpgw_mrtr_states_held", NULL, 0, c.held);
+}
+
 int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
                      const struct mgw_upstreams *ups, struct mgw_sf_shared *sh,
                      const struct mgw_keyring *keys, char **body, size_t *len)
@@ -742,6 +776,7 @@ int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
 	tools(&p, m);
 	connections(&p, m);
 	limits(&p, m, rt);
+	mrtr(&p, m);
 	upstreams(&p, m, ups);
 	task_affinity(&p, ups);
 	if (sh)

@@ -21,6 +21,7 @@ struct mgw_metrics;
 struct mgw_metrics_worker;
 struct mgw_auth_wait;
 struct mgw_rl_table;
+struct mgw_mrtr_set;
 struct mgw_redis;
 
 /* Counters of one worker (only grow; read from the worker's thread or
@@ -66,12 +67,20 @@ struct mgw_pipeline {
 	                                      * connection for shared rate
 	                                      * limits, made at first use */
 	struct mgw_log_limit rl_log;         /* its connection errors */
+	struct mgw_mrtr_set *mrtr;           /* borrowed: the process's
+	                                      * requestState digests
+	                                      * (mrtr_set.h), or NULL */
+	struct mgw_redis *mrtr_redis;        /* owned: this worker's
+	                                      * connection for mrtr: shared:
+	                                      * redis, made at first use */
+	struct mgw_log_limit mrtr_log;       /* its connection errors */
 	struct mgw_redis **task_redis;       /* owned: this worker's
 	                                      * connection per upstream group
 	                                      * for task_affinity.redis (index
 	                                      * of the group), made at first
 	                                      * use; NULL until then */
 	size_t n_task_redis;
+	struct mgw_log_limit task_log;       /* their connection errors */
 };
 
 #endif

@@ -38,6 +38,8 @@ struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
 	pl->routes = routes;
 	pl->ups = ups;
 	mgw_log_limit_init(&pl->rl_log, "rate_limits.redis", 1, MGW_LOG_WARN);
+	mgw_log_limit_init(&pl->mrtr_log, "mrtr_guard.redis", 1, MGW_LOG_WARN);
+	mgw_log_limit_init(&pl->task_log, "task_affinity.redis", 1, MGW_LOG_WARN);
 	pl->pool = mgw_upool_new(base, ups, n_workers, seed, err, errlen);
 	if (!pl->pool) {
 		free(pl);
@@ -86,10 +88,33 @@ void mgw_pipeline_free(struct mgw_pipeline *pl)
 	mgw_auth_wait_free(pl->auth);
 	mgw_upool_free(pl->pool);
 	mgw_redis_free(pl->rl_redis); /* waiting checks' replies: MGW_EIO */
+	mgw_redis_free(pl->mrtr_redis);
 	for (size_t i = 0; i < pl->n_task_redis; i++)
 		mgw_redis_free(pl->task_redis[i]);
 	free(pl->task_redis);
 	free(pl);
+}
+
+struct mgw_redis *mgw_pipeline_redis(struct mgw_pipeline *pl,
+                                     struct mgw_redis **slot,
+                                     const struct mgw_redis_conf *c,
+                                     struct mgw_log_limit *lim,
+                                     const char *what)
+{
+	struct mgw_redis_opts o = {0};
+	char err[256];
+
+	if (*slot || !c->url)
+		return *slot;
+	o.url = c->url;
+	o.timeout = c->timeout;
+	o.sentinels = (const char *const *)c->sentinels;
+	o.n_sentinels = c->n_sentinels;
+	o.master_name = c->master_name;
+	*slot = mgw_redis_new(pl->base, &o, err, sizeof(err));
+	if (!*slot && mgw_log_limit_ok(lim))
+		mgw_warn(NULL, "%s: %s", what, err);
+	return *slot;
 }
 
 /* Stateful (sessions terminated here) or stateless balancing. */

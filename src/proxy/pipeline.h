@@ -80,4 +80,15 @@ void mgw_pipeline_on_request(struct mgw_http_exchange *x, void *arg);
 struct mgw_txn;
 void mgw_pipeline_resume(struct mgw_txn *t);
 
+/* This worker's connection for a check's shared state: *slot (owned by
+ * pl, freed with it), made from c at first use.  NULL when c has no url,
+ * or the URL or memory failed (warned through lim, named what). */
+struct mgw_redis;
+struct mgw_redis_conf;
+struct mgw_redis *mgw_pipeline_redis(struct mgw_pipeline *pl,
+                                     struct mgw_redis **slot,
+                                     const struct mgw_redis_conf *c,
+                                     struct mgw_log_limit *lim,
+                                     const char *what);
+
 #endif

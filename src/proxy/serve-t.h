@@ -65,6 +65,9 @@ struct serve {
 	struct mgw_metrics *metrics;    /* the workers' counters (GET /metrics) */
 	struct mgw_rl_table *rlt;       /* the routes' rate-limit buckets,
 	                                 * every worker's, across reloads */
+	struct mgw_mrtr_set *mrtr;      /* the requestState digests of the
+	                                 * routes' mrtr: guard, every
+	                                 * worker's, across reloads */
 	struct mgw_http_connlim *connlim; /* connections per client address,
 	                                 * every worker's listeners (or NULL:
 	                                 * no such limit) */

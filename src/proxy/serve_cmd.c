@@ -27,6 +27,7 @@
 #include "net/serve_listeners.h"
 #include "proxy/liveness.h"
 #include "proxy/metrics.h"
+#include "proxy/mrtr_set.h"
 #include "proxy/pipeline.h"
 #include "proxy/reload.h"
 #include "proxy/serve-t.h"
@@ -670,8 +671,9 @@ static int setup_metrics(struct serve *sv, const struct mgw_listen_spec *ls,
 	                   "listeners (%zu given)", s->metrics_listener, n_ls);
 }
 
-/* The rate-limit buckets every worker shares (rate_limits.max_keys; for
- * the whole run) and the per-client connection limits of limits:.
+/* The rate-limit buckets and the requestState digests every worker
+ * shares (rate_limits.max_keys, mrtr_guard.max_states; for the whole
+ * run) and the per-client connection limits of limits:.
  * Returns 0 or MGW_ENOMEM. */
 static int setup_limits(struct serve *sv)
 {
@@ -684,6 +686,10 @@ static int setup_limits(struct serve *sv)
 	if (!sv->rlt)
 		return MGW_ENOMEM;
 	sv->metrics->rlt = sv->rlt;
+	sv->mrtr = mgw_mrtr_set_new(sv->cfg->serve.mrtr_guard.max_states);
+	if (!sv->mrtr)
+		return MGW_ENOMEM;
+	sv->metrics->mrtr = sv->mrtr;
 	if (lim->max_connections_per_client || lim->new_connections_per_client) {
 		sv->connlim = mgw_http_connlim_new(lim->max_connections_per_client,
 		                                   lim->new_connections_per_client,
@@ -746,6 +752,7 @@ int mgw_serve_main(int argc, char **argv)
 			goto out;
 		mgw_worker_set_metrics(sv.workers[i], sv.metrics);
 		mgw_worker_set_ratelimit(sv.workers[i], sv.rlt);
+		mgw_worker_set_mrtr(sv.workers[i], sv.mrtr);
 		mgw_http_server_set_connlim(sv.workers[i]->http, sv.connlim);
 		if (sv.sf && mgw_pipeline_enable_stateful(sv.workers[i]->pl, sv.sf,
 		                                          err, sizeof(err)) != 0) {
@@ -826,6 +833,7 @@ out:
 		mgw_park_destroy(&sv.park);
 	mgw_metrics_free(sv.metrics);
 	mgw_rl_table_free(sv.rlt);
+	mgw_mrtr_set_free(sv.mrtr);
 	mgw_http_connlim_free(sv.connlim);
 	if (sv.exited_ev)
 		event_free(sv.exited_ev);

@@ -295,6 +295,7 @@ int mgw_worker_swap(struct mgw_worker *w, struct mgw_pipeline *pl,
 	pl->metrics = w->pl->metrics;   /* the worker's counters go on */
 	pl->mx = w->pl->mx;
 	pl->rlt = w->pl->rlt;           /* the buckets outlive reloads */
+	pl->mrtr = w->pl->mrtr;         /* and the requestState digests */
 	w->pl = pl;
 	mgw_http_server_set_handler(w->http, mgw_pipeline_on_request, pl);
 	return 0;
@@ -320,6 +321,11 @@ int mgw_worker_set_liveness(struct mgw_worker *w, struct mgw_liveness *l)
 void mgw_worker_set_ratelimit(struct mgw_worker *w, struct mgw_rl_table *t)
 {
 	w->pl->rlt = t;
+}
+
+void mgw_worker_set_mrtr(struct mgw_worker *w, struct mgw_mrtr_set *s)
+{
+	w->pl->mrtr = s;
 }
 
 void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m)

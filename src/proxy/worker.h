@@ -86,6 +86,11 @@ void mgw_worker_set_metrics(struct mgw_worker *w, struct mgw_metrics *m);
 struct mgw_rl_table;
 void mgw_worker_set_ratelimit(struct mgw_worker *w, struct mgw_rl_table *t);
 
+/* The same for the requestState digests of the routes' mrtr: guard
+ * (mrtr_set.h); s outlives the worker. */
+struct mgw_mrtr_set;
+void mgw_worker_set_mrtr(struct mgw_worker *w, struct mgw_mrtr_set *s);
+
 /* Starts the thread, which runs the loop until stopped.  SIGTERM and
  * SIGINT stay blocked in it (the main thread handles them).  Returns 0 or
  * MGW_EIO. */

@@ -4,8 +4,12 @@
 # does not depend on a bench run) are rendered with `mcpgw-bench html DIR`;
 # headless Chromium then (1) parses it: --dump-dom must show one <svg> per
 # chart, the bars and kill markers inside them, and a cell named with a
-# <script> tag as text, never as an element; (2) takes a screenshot, which
-# must not be blank.
+# <script> tag as text, never as an element; (2) lays it out: a copy of the
+# report with a checking script appended reports what the browser drew -
+# the first chart is the losses chart, its bars' totals and widths match
+# the per-kind sums jq computes from report.json, the per-second charts of
+# a scene end their y axes at the same value, the machine table is below
+# the results; (3) takes a screenshot, which must not be blank.
 #
 # "Not blank" without a PNG decoder (the stack has none, and no scripting
 # language beyond bash, jq and perl is guaranteed): Chromium itself draws
@@ -84,30 +88,48 @@ run scale-1.json 10 200 none -1 0 true
 run scale-2.json 10 180 none -1 0 true
 for i in 1 2 3; do
 	run "kill-direct-$i.json" 30 100 20.1 20 $((20 + i * 7)) true
-	run "kill-gw-$i.json" 30 100 20.1 -1 0 true
+	# a gateway cell at another rate, losing 1 request in one run: drawn
+	# on its own scale its axes would end at 150 and 0.4, not 150 and 40
+	run "kill-gw-$i.json" 30 120 20.1 $([ "$i" = 1 ] && echo 21 || echo -1) 1 true
 done
 
-# cell NAME MEDIAN MIN MAX OFFERED RUNS_JSON
+# cell NAME MEDIAN MIN MAX OFFERED RUNS_JSON FAILURES_JSON: a cell row of
+# report.json (aggregate.c's shape); FAILURES is its per-kind sums, null
+# for a cell without a valid repetition (whose numbers are all null).
 cell() {
 	jq -n --arg name "$1" --argjson med "$2" --argjson min "$3" \
-		--argjson max "$4" --argjson off "$5" --argjson runs "$6" '
+		--argjson max "$4" --argjson off "$5" --argjson runs "$6" \
+		--argjson fails "$7" '
+	def kinds: {session_lost: 0, handle_lost: 0, http_4xx: 0, http_5xx: 0,
+		rpc_error: 0, tool_error: 0, timeout: 0, connect_error: 0, shed: 0};
+	($fails | if . == null then null else kinds + . end) as $f |
 	{cell: $name, path: "direct", era: "legacy", replicas: 2,
 	 connection: "new", state: null, offered_rps: $off, n: ($runs | length),
-	 valid: ($runs | length),
+	 valid: (if $f == null then 0 else ($runs | length) end),
 	 achieved_rps: {median: $med, min: $min, max: $max},
-	 p50_ms: 1.5, p99_ms: 4.0, session_losses: 12, handle_losses: 0,
-	 other_failures: 0, repins: 0, saturated: ($med < 0.95 * $off),
+	 p50_ms: 1.5, p99_ms: 4.0, failures: $f,
+	 session_losses: $f.session_lost, handle_losses: $f.handle_lost,
+	 other_failures: (if $f == null then null else
+		([$f | to_entries[] | select(.key != "session_lost" and
+			.key != "handle_lost") | .value] | add) end),
+	 repins: 0, saturated: (if $f == null then null else ($med < 0.95 * $off) end),
 	 runs: $runs}'
 }
-jq -n --slurpfile a <(cell "legacy direct 1 replica" 199.8 199.1 200 200 '["runs/scale-1.json"]') \
-	--slurpfile b <(cell "legacy gateway 1 replica" 180 170 190 200 '["runs/scale-2.json"]') \
-	--slurpfile c <(cell "$EVIL" 99 98.2 99.6 100 '["runs/kill-direct-1.json","runs/kill-direct-2.json","runs/kill-direct-3.json"]') \
-	--slurpfile d <(cell "legacy gateway 2 replicas" 100 99.9 100 100 '["runs/kill-gw-1.json","runs/kill-gw-2.json","runs/kill-gw-3.json"]') \
-	--slurpfile e <(cell "missing runs" 100 100 100 100 '["runs/nope.json"]') '
+jq -n --slurpfile a <(cell "legacy direct 1 replica" 199.8 199.1 200 200 '["runs/scale-1.json"]' '{}') \
+	--slurpfile b <(cell "legacy gateway 1 replica" 180 170 190 200 '["runs/scale-2.json"]' '{"timeout": 3}') \
+	--slurpfile c <(cell "$EVIL" 99 98.2 99.6 100 '["runs/kill-direct-1.json","runs/kill-direct-2.json","runs/kill-direct-3.json"]' \
+		'{"session_lost": 102, "connect_error": 9}') \
+	--slurpfile d <(cell "legacy gateway 2 replicas" 100 99.9 100 100 '["runs/kill-gw-1.json","runs/kill-gw-2.json","runs/kill-gw-3.json"]' \
+		'{"http_5xx": 1}') \
+	--slurpfile e <(cell "missing runs" 100 100 100 100 '["runs/nope.json"]' '{"session_lost": 5, "handle_lost": 4}') \
+	--slurpfile f <(cell "modern direct hmac" 100 100 100 100 '[]' '{"handle_lost": 7, "rpc_error": 2}') \
+	--slurpfile g <(cell "no valid run" null null null 100 '[]' null) '
 {machine: {cpu: "synthetic <cpu>", cores: 4, kernel: "test"},
  versions: {mcpgw: "test", "redis-server": "none"},
+ started_at: "2026-01-01T00:00:00Z",
  scenes: [{scene: "scale-out", cells: ($a + $b)},
 	{scene: "pod-kill", cells: ($c + $d + $e)},
+	{scene: "handles", cells: ($f + $g)},
 	{scene: "redis-outage", cells: []}]}' >"$D/report.json" ||
 	die "cannot write the synthetic report"
 
@@ -125,8 +147,9 @@ assert_eq "no directory: exit 2 (usage)" 2 "$?"
 chrome --dump-dom "file://$D/report.html" >"$T_DIR/dom.html"
 [ -s "$T_DIR/dom.html" ] || die "chromium printed no DOM"
 n() { grep -o "$1" "$T_DIR/dom.html" | wc -l; }
-assert_eq "one <svg> per chart (2 bar charts, 2 kill charts)" 4 "$(n '<svg')"
-assert_eq "bar charts" 2 "$(n '<svg class="bars"')"
+assert_eq "one <svg> per chart (losses, 3 bar charts, 2 kill charts)" 6 "$(n '<svg')"
+assert_eq "one losses chart" 1 "$(n '<svg class="losses"')"
+assert_eq "bar charts" 3 "$(n '<svg class="bars"')"
 assert_eq "kill charts" 2 "$(n '<svg class="timeline"')"
 assert_eq "one kill marker per kill chart" 2 "$(n 'class="kill"')"
 assert_eq "one replacement marker per kill chart" 2 "$(n 'class="ready"')"
@@ -138,6 +161,102 @@ grep -q '&lt;script&gt;document.title=' "$T_DIR/dom.html" &&
 	ok "the <script> cell name is text" || fail "the <script> cell name is not shown as text"
 grep -q 'missing runs: 1 of 1 run file missing' "$T_DIR/dom.html" &&
 	ok "a missing run file is noted" || fail "no note for the missing run file"
+
+# ---- what the browser laid out ----
+# check.js runs at the end of a copy of the report and prints its findings
+# as one line of JSON in <pre id="check"> (every character that the DOM
+# dump would escape written as \uXXXX, so jq reads it back unchanged).
+cat >"$T_DIR/check.js" <<'JS'
+(function () {
+	var all = function (sel, root) { return Array.prototype.slice.call((root || document).querySelectorAll(sel)); };
+	var top = function (el) { return el.getBoundingClientRect().top + window.scrollY; };
+	var bottom = function (el) { return el.getBoundingClientRect().bottom + window.scrollY; };
+	var svgs = all("svg"), scenes = all("section.scene"), machine = document.getElementById("machine");
+	var out = {
+		first_svg: svgs.length ? svgs[0].getAttribute("class") : null,
+		highest_svg: svgs.slice().sort(function (a, b) { return top(a) - top(b); })
+			.map(function (s) { return s.getAttribute("class"); })[0] || null,
+		losses: all("svg.losses g.cell").map(function (g) {
+			var t = g.querySelector("text.total"), n = Number(t ? t.textContent : NaN);
+			return { scene: g.getAttribute("data-scene"), cell: g.getAttribute("data-cell"),
+				shown: isNaN(n) ? null : n,
+				segs: all("rect.seg", g).map(function (r) {
+					return { kind: r.getAttribute("data-kind"), count: Number(r.getAttribute("data-count")),
+						w: r.getBoundingClientRect().width };
+				}) };
+		}),
+		axis_ends: all("svg.losses g.scene").map(function (g) {
+			var t = all("text.xtick", g);
+			return t.length ? Number(t[t.length - 1].textContent) : null;
+		}),
+		legend: all("svg.losses g.key").map(function (k) { return k.getAttribute("data-kind"); }),
+		table_totals: all("table.losses tr").slice(1).map(function (tr) {
+			var c = tr.lastElementChild.textContent, n = Number(c);
+			return isNaN(n) ? null : n;
+		}),
+		ymax: scenes.map(function (sec) {
+			return all("svg.timeline", sec).map(function (s) {
+				return ["ok", "failed"].map(function (p) {
+					var t = s.querySelector('g.yaxis[data-panel="' + p + '"] text.ymax');
+					return t ? Number(t.textContent) : null;
+				});
+			});
+		}),
+		machine_top: machine ? top(machine) : null,
+		results_bottom: scenes.length ? bottom(scenes[scenes.length - 1]) : null,
+		losses_bottom: document.querySelector("table.losses") ? bottom(document.querySelector("table.losses")) : null,
+		first_scene_top: scenes.length ? top(scenes[0]) : null
+	};
+	var pre = document.createElement("pre");
+	pre.id = "check";
+	pre.textContent = JSON.stringify(out).replace(/[^\x20-\x7e]|[<>&]/g, function (c) {
+		return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+	});
+	document.body.appendChild(pre);
+})();
+JS
+{ sed '/<\/body>/,$d' "$D/report.html"; printf '<script>\n'; cat "$T_DIR/check.js"
+  printf '</script>\n</body>\n</html>\n'; } >"$D/checked.html"
+chrome --dump-dom --window-size=1200,2000 "file://$D/checked.html" >"$T_DIR/checked.dom"
+sed -n 's:.*<pre id="check">\(.*\)</pre>.*:\1:p' "$T_DIR/checked.dom" >"$T_DIR/check.json"
+jq -e . "$T_DIR/check.json" >/dev/null 2>&1 || die "the checking script printed no JSON: $(head -c 300 "$T_DIR/checked.dom")"
+C=$T_DIR/check.json
+q() { jq -c "$@" "$C"; }
+
+assert_eq "the first chart in the page is the losses chart" '"losses"' "$(q .first_svg)"
+assert_eq "the losses chart is also the highest one drawn" '"losses"' "$(q .highest_svg)"
+# the totals as jq sums them from report.json: every per-kind count, null
+# for a cell without a valid repetition
+jq -c '[.scenes[] | .scene as $s | .cells[] | {scene: $s, cell: .cell,
+	total: (if .failures == null then null else ([.failures[]] | add) end)}]' \
+	"$D/report.json" >"$T_DIR/expected.json"
+assert_eq "one bar row per cell, the right totals, in order" "$(cat "$T_DIR/expected.json")" \
+	"$(q '[.losses[] | {scene, cell, total: .shown}]')"
+assert_eq "each bar's segments add up to its total" \
+	"$(jq -c '[.[] | .total]' "$T_DIR/expected.json")" \
+	"$(q '[.losses[] | if .shown == null then null else ([.segs[].count] | add // 0) end]')"
+assert_eq "the table under the chart has the same totals" \
+	"$(jq -c '[.[] | .total]' "$T_DIR/expected.json")" "$(q .table_totals)"
+assert_eq "segments by kind for the <script> cell" '[["session_lost",102],["connect_error",9]]' \
+	"$(q '[.losses[] | select(.cell | startswith("legacy direct <script>")) | .segs[] | [.kind, .count]]')"
+assert_eq "the legend: session and state losses always, other kinds that occurred" \
+	'["session_lost","handle_lost","connect_error","timeout","http_5xx","rpc_error"]' "$(q .legend)"
+# drawn widths proportional to the counts: px per request the same for
+# every segment of a scene (within 1 %, and more than a hairline); each
+# scene has its own axis (scale-out to 5, pod-kill to 150, handles to 10),
+# so the pod-kill segments are drawn narrower per request than the others
+ratios=$(q '[.losses | group_by(.scene)[] | {(.[0].scene): ([.[].segs[] | .w / .count] | [min, max])}] | add')
+jq -e '[.[] | select(.[0] > 0.5 and .[1] / .[0] < 1.01)] | length == 3' <<<"$ratios" >/dev/null &&
+	ok "segment widths are proportional to their counts within each scene (px/request $ratios)" ||
+	fail "segment widths are not proportional to their counts: px/request $ratios"
+jq -e '.["pod-kill"][0] * 10 < .["scale-out"][0] and .handles[0] * 1.5 < .["scale-out"][0]' <<<"$ratios" >/dev/null &&
+	ok "each scene's bars on its own scale" || fail "the scenes' bars share a scale: $ratios"
+assert_eq "each scene's axis ends at its largest total, rounded up" '[5,150,10]' "$(q .axis_ends)"
+assert_eq "per-second charts: two in pod-kill, none elsewhere" '[0,2,0,0]' "$(q '[.ymax[] | length]')"
+assert_eq "the per-second charts of pod-kill share their y axes" '[[150,40],[150,40]]' "$(q '.ymax[1]')"
+jq -e '.losses_bottom < .first_scene_top and .results_bottom < .machine_top' "$C" >/dev/null &&
+	ok "laid out as losses, then the scenes, then the machine table ($(q '[.losses_bottom, .first_scene_top, .results_bottom, .machine_top]'))" ||
+	fail "wrong order of losses, scenes and machine table: $(q '[.losses_bottom, .first_scene_top, .results_bottom, .machine_top]')"
 
 # ---- screenshots ----
 W=1200 H=2000

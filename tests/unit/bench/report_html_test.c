@@ -1,11 +1,14 @@
-/* report_html_test.c - unit tests for bench/src/report_html.c: a synthetic
- * report with raw run files renders to well-formed HTML (every tag closed
- * in order, every entity terminated), one SVG per chart (a bar chart per
- * scene with cells, a per-second chart per kill cell with a marker at the
- * kill), text from the report escaped (a cell named with a <script> tag
- * stays text), and the awkward inputs - an empty scene, missing run
- * files, a run whose kill did not land, a report that is not one, an
- * unwritable output - neither crash nor produce a half-written file. */
+/* report_html_test.c - unit tests for bench/src/report_html*.c: a
+ * synthetic report with raw run files renders to well-formed HTML (every
+ * tag closed in order, every entity terminated), one SVG per chart (the
+ * losses chart first, a bar chart per scene with cells, a per-second
+ * chart per kill cell with a marker at the kill, all of a scene's on one
+ * scale), the losses per cell and kind as the report sums them, the
+ * machine tables after the results, text from the report escaped (a cell
+ * named with a <script> tag stays text), and the awkward inputs - an
+ * empty scene, missing run files, a run whose kill did not land, a cell
+ * without a valid repetition, a report that is not one, an unwritable
+ * output - neither crash nor produce a half-written file. */
 #include "autoconf.h"
 
 #include <ctype.h>
@@ -332,13 +335,15 @@ static void test_one_svg_per_chart(void **state)
 
 	assert_int_equal(mgw_bench_report_html(r, fx->dir, fx->out), 0);
 	html = slurp(fx->out);
-	/* bar charts: scale-out and pod-kill (the empty scene has none);
-	 * kill charts: the <script> cell and the gateway cell; the scale-out
-	 * runs have no kill, the lost files and the dead victim none */
+	/* the losses chart of every cell; bar charts: scale-out and pod-kill
+	 * (the empty scene has none); kill charts: the <script> cell and the
+	 * gateway cell; the scale-out runs have no kill, the lost files and
+	 * the dead victim none */
+	assert_int_equal(count(html, "<svg class=\"losses\""), 1);
 	assert_int_equal(count(html, "<svg class=\"bars\""), 2);
 	assert_int_equal(count(html, "<svg class=\"timeline\""), 2);
-	assert_int_equal(count(html, "<svg"), 4);
-	assert_int_equal(count(html, "</svg>"), 4);
+	assert_int_equal(count(html, "<svg"), 5);
+	assert_int_equal(count(html, "</svg>"), 5);
 	/* both runs of the first kill cell killed at 20.25 s: one marker */
 	assert_int_equal(count(html, "class=\"kill\""), 2);
 	assert_non_null(strstr(html, "kill at 20.25 s"));
@@ -424,7 +429,8 @@ static void test_empty_and_missing(void **state)
 	assert_int_equal(mgw_bench_report_html(r, fx->dir, fx->out), 0);
 	html = slurp(fx->out);
 	assert_well_formed(html);
-	assert_int_equal(count(html, "<svg"), 1);
+	assert_int_equal(count(html, "<svg"), 2); /* losses and rates */
+	assert_non_null(strstr(html, "no valid repetition"));
 	assert_null(strstr(html, "nan"));
 	assert_null(strstr(html, "inf"));
 	free(html);
@@ -533,11 +539,149 @@ static void test_html_main(void **state)
 	assert_int_equal(mgw_bench_html_main(2, argv_ok), 0);
 	html = slurp(fx->out);
 	assert_well_formed(html);
-	assert_int_equal(count(html, "<svg"), 4);
+	assert_int_equal(count(html, "<svg"), 5);
 	free(html);
 	assert_int_equal(mgw_bench_html_main(1, argv_none), 2);
 	assert_int_equal(mgw_bench_html_main(2, argv_flag), 2);
 	assert_int_equal(mgw_bench_html_main(2, argv_missing), 1);
+}
+
+/* The number after each occurrence of marker (the y axes' upper ends:
+ * class="ymax" texts), up to max of them; returns how many. */
+static size_t numbers_after(const char *html, const char *marker, double *out,
+                            size_t max)
+{
+	size_t n = 0;
+
+	for (const char *p = html; n < max && (p = strstr(p, marker)); p++) {
+		const char *gt = strchr(p, '>');
+
+		assert_non_null(gt);
+		out[n++] = strtod(gt + 1, NULL);
+	}
+	return n;
+}
+
+/* The per-second charts of one scene end their axes at the same values:
+ * the <script> cell's mean failures peak at 18.5/s (axis to 20), the
+ * gateway cell's at 0 (alone, its axis would end at 1). */
+static void test_shared_scale(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *r = make_report(fx);
+	double top[8];
+	char *html;
+
+	assert_int_equal(mgw_bench_report_html(r, fx->dir, fx->out), 0);
+	html = slurp(fx->out);
+	/* two charts, two panels each: successes, failures */
+	assert_int_equal(numbers_after(html, "class=\"ymax\"", top, 8), 4);
+	assert_true(top[0] == 100 && top[2] == 100);
+	assert_true(top[1] == 20 && top[3] == 20);
+	free(html);
+	json_decref(r);
+}
+
+/* The group of cell in the losses chart (its opening tag up to the next
+ * group's end) holds every string of has and none of lacks (both
+ * NULL-terminated). */
+static void check_row(const char *html, const char *cell,
+                      const char *const *has, const char *const *lacks)
+{
+	char key[160], *row;
+	const char *p, *e;
+
+	snprintf(key, sizeof(key), "data-cell=\"%s\"", cell);
+	p = strstr(html, key);
+	assert_non_null(p);
+	e = strstr(p, "</g>");
+	assert_non_null(e);
+	row = strndup(p, (size_t)(e - p));
+	assert_non_null(row);
+	for (; *has; has++)
+		if (!strstr(row, *has))
+			fail_msg("%s: no %s in %s", cell, *has, row);
+	for (; *lacks; lacks++)
+		if (strstr(row, *lacks))
+			fail_msg("%s: %s in %s", cell, *lacks, row);
+	free(row);
+}
+
+/* The losses chart comes first and counts what the report sums: the
+ * per-kind "failures" (an unknown kind too, escaped), the table's three
+ * sums for a cell without them, nothing for a cell without a valid
+ * repetition; the machine and versions come after every scene. */
+static void test_losses_first(void **state)
+{
+	struct fixture *fx = *state;
+	json_t *r = json_pack(
+	        "{s:{s:s}, s:[{s:s, s:[{s:s, s:i, s:{s:i, s:i, s:i, s:i}}, "
+	        "{s:s, s:i, s:i, s:i, s:i}, {s:s, s:i, s:n, s:n}]}, "
+	        "{s:s, s:[{s:s, s:i, s:{s:i, s:i}}]}]}",
+	        "machine", "cpu", "test", "scenes", "scene", "pod-kill", "cells",
+	        "cell", "a", "valid", 3, "failures", "session_lost", 40,
+	        "connect_error", 2, "<b>odd</b>", 3, "timeout", -5,
+	        "cell", "old report", "valid", 2, "session_losses", 4,
+	        "handle_losses", 1, "other_failures", 6,
+	        "cell", "none valid", "valid", 0, "failures",
+	        "session_losses",
+	        "scene", "handles", "cells", "cell", "h", "valid", 1,
+	        "failures", "handle_lost", 7, "session_lost", 0);
+	char *html;
+	const char *svg, *machine, *scene;
+
+	assert_int_equal(mgw_bench_report_html(r, fx->dir, fx->out), 0);
+	html = slurp(fx->out);
+	assert_well_formed(html);
+	svg = strstr(html, "<svg");
+	assert_non_null(svg);
+	assert_int_equal(strncmp(svg, "<svg class=\"losses\"", 19), 0);
+	/* nothing but the title and the summary before it */
+	assert_true(strstr(html, "<table") > svg);
+	assert_true(strstr(html, "<h2") > svg);
+	assert_true(strstr(html, "<p class=\"summary\">") < svg);
+	assert_non_null(strstr(html, "4 cells in 2 scenes; together they "
+	                             "lost 63 requests; the most: a (pod-kill), "
+	                             "45; 1 cell without a valid repetition, "
+	                             "not counted."));
+	check_row(html, "a", (const char *const[]){
+		"data-kind=\"session_lost\" data-count=\"40\"",
+		"data-kind=\"connect_error\" data-count=\"2\"",
+		"data-kind=\"&lt;b&gt;odd&lt;/b&gt;\" data-count=\"3\"",
+		"class=\"total\"", ">45</text>", NULL },
+		/* a negative count is not one */
+		(const char *const[]){ "timeout", NULL });
+	check_row(html, "old report", (const char *const[]){
+		"data-kind=\"session_lost\" data-count=\"4\"",
+		"data-kind=\"handle_lost\" data-count=\"1\"",
+		"data-kind=\"other\" data-count=\"6\"", ">11</text>", NULL },
+		(const char *const[]){ NULL });
+	check_row(html, "none valid",
+	          (const char *const[]){ "no valid repetition", NULL },
+	          (const char *const[]){ "<rect", NULL });
+	/* a zero draws no segment */
+	check_row(html, "h", (const char *const[]){
+		"data-kind=\"handle_lost\" data-count=\"7\"", NULL },
+		(const char *const[]){ "data-kind=\"session_lost\"", NULL });
+	/* the table under the chart: a column per kind shown, then totals */
+	assert_non_null(strstr(html, "<th>session lost</th><th>state lost "
+	                             "(handle)</th><th>connection error</th>"
+	                             "<th>other failures</th><th>&lt;b&gt;odd"
+	                             "&lt;/b&gt;</th><th>total</th>"));
+	assert_non_null(strstr(html, "<td class=\"l\">a</td><td>40</td><td>0</td>"
+	                             "<td>2</td><td>0</td><td>3</td>"
+	                             "<td class=\"total\"><b>45</b></td>"));
+	assert_non_null(strstr(html, "<td class=\"l\">none valid</td><td>&#8211;"));
+	/* the unknown kind is not in the legend as markup */
+	assert_null(strstr(html, "<b>odd"));
+	/* setup tables at the end */
+	machine = strstr(html, "id=\"machine\"");
+	assert_non_null(machine);
+	for (scene = html; (scene = strstr(scene, "<section class=\"scene\""));
+	     scene++)
+		assert_true(scene < machine);
+	free(html);
+	json_decref(r);
 }
 
 /* The checker itself must catch what it is there to catch. */
@@ -569,6 +713,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_long_label, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_partial_last_second, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_shared_scale, setup,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_losses_first, setup,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_html_main, setup, teardown),

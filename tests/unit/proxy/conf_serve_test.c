@@ -106,7 +106,7 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_int_equal(u->affinity.mode, MGW_AFFINITY_NONE);
 	assert_int_equal(u->affinity.max_tasks, 100000);
 	assert_true(u->affinity.max_ttl == 86400.0);
-	assert_null(u->affinity.redis_url);
+	assert_null(u->affinity.redis.url);
 	for (size_t i = 0; i < u->n_servers; i++)
 		assert_int_equal(u->servers[i].weight, 1);
 	assert_health_default(&u->health);
@@ -310,8 +310,8 @@ static void test_full(void **state)
 	assert_int_equal(u->affinity.mode, MGW_AFFINITY_TASK);
 	assert_int_equal(u->affinity.max_tasks, 500);
 	assert_true(u->affinity.max_ttl == 600.0);
-	assert_string_equal(u->affinity.redis_url, "redis://10.0.0.9:6380/2");
-	assert_true(u->affinity.redis_timeout == 0.02);
+	assert_string_equal(u->affinity.redis.url, "redis://10.0.0.9:6380/2");
+	assert_true(u->affinity.redis.timeout == 0.02);
 	assert_int_equal(u->n_servers, 2);
 	assert_string_equal(u->servers[0].url, "https://10.0.0.1:8443/api");
 	assert_int_equal(u->servers[0].weight, 1000);
@@ -478,8 +478,8 @@ static void test_rate_limits(void **state)
 	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_NONE);
 	assert_int_equal(s->routes[1].has_rate_limit, 0);
 	assert_int_equal(s->rate_limits.max_keys, 100000);
-	assert_null(s->rate_limits.redis_url);
-	assert_true(s->rate_limits.redis_timeout == 0.05);
+	assert_null(s->rate_limits.redis.url);
+	assert_true(s->rate_limits.redis.timeout == 0.05);
 	mgw_config_free(c);
 	c = load_ok(UP1 "rate_limits: {max_keys: 64, redis: {url: "
 	            "\"redis://127.0.0.1:1\", timeout: 10ms}}\n"
@@ -490,7 +490,7 @@ static void test_rate_limits(void **state)
 	assert_int_equal(s->routes[0].rate_limit.key, MGW_RL_KEY_TOOL);
 	assert_int_equal(s->routes[0].rate_limit.shared, MGW_RL_SHARED_REDIS);
 	assert_int_equal(s->rate_limits.max_keys, 64);
-	assert_string_equal(s->rate_limits.redis_url, "redis://127.0.0.1:1");
+	assert_string_equal(s->rate_limits.redis.url, "redis://127.0.0.1:1");
 	mgw_config_free(c);
 	expect_error(UP1 "routes:\n  - upstream: a\n    rate_limit: {rate: 0}\n",
 	             "t.yaml:7:24: routes[0].rate_limit.rate: must be more "

@@ -41,6 +41,8 @@ static void test_table(void **state)
 		{MGW_PERR_UNAUTHORIZED, -32017, 401},
 		{MGW_PERR_FORBIDDEN, -32018, 403},
 		{MGW_PERR_RATE_LIMITED, -32019, 429},
+		{MGW_PERR_STATE_REUSED, -31023, 409},
+		{MGW_PERR_STATE_STORE, -31024, 503},
 	};
 
 	(void)state;
@@ -50,8 +52,11 @@ static void test_table(void **state)
 
 		assert_int_equal(in->code, want[i].code);
 		assert_int_equal(in->status, want[i].status);
-		/* our range: below MCP's -32020.., inside JSON-RPC's server range */
-		assert_true(in->code <= -32000 && in->code >= -32019);
+		/* ours: below MCP's -32020..-32099 in JSON-RPC's server
+		 * range, or application-defined -31000..-31099 (outside
+		 * every range JSON-RPC and MCP reserve) */
+		assert_true((in->code <= -32000 && in->code >= -32019) ||
+		            (in->code <= -31000 && in->code >= -31099));
 		assert_non_null(in->name);
 		assert_true(strlen(in->message) > 0);
 		for (size_t j = 0; j < i; j++)

@@ -1,0 +1,30 @@
+/* read_now.h - reading a plain-TCP bufferevent's input without FIONREAD.
+ *
+ * libevent's socket bufferevent reads with evbuffer_read, which first asks
+ * the kernel how much is waiting (ioctl FIONREAD) and then reads at most
+ * 4 KiB: two system calls for every small request or answer, and one
+ * readv per 4 KiB of a larger body.  mgw_read_fast replaces the read
+ * event's callback with one that reads at once (one read of up to
+ * MGW_READ_FAST_MAX bytes, onto the stack, appended to the input), then
+ * does what the bufferevent's own callback does after a read: the
+ * owner's read callback runs when the input reaches the low watermark.
+ * EOF and errors are reported the same way (the read is disabled and the
+ * event callback gets BEV_EVENT_READING | EOF or ERROR, errno intact).
+ * A read timeout, or an input at its high watermark, is left to
+ * libevent's own callback, which suspends or reports exactly as before. */
+#ifndef MGW_HTTP_READ_NOW_H
+#define MGW_HTTP_READ_NOW_H
+
+#include <event2/bufferevent.h>
+
+/* bytes one read may take */
+#define MGW_READ_FAST_MAX 16384
+
+/* bev must be a socket bufferevent (not TLS) whose fd is set: call after
+ * bufferevent_socket_new with an fd, or after bufferevent_socket_connect
+ * (which sets the fd and so reassigns the read event).  Returns 0, or -1
+ * when the read event could not be reassigned (bev then reads as it
+ * did). */
+int mgw_read_fast(struct bufferevent *bev);
+
+#endif

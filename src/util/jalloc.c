@@ -1,0 +1,117 @@
+/* jalloc.c - per-thread free lists for jansson's small blocks (see
+ * jalloc.h). */
+#include "autoconf.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <jansson.h>
+#include <malloc.h>
+
+#include "util/jalloc.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JALLOC_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JALLOC_OFF 1
+#endif
+#endif
+
+#define NCLASS (MGW_JALLOC_MAX / 16)
+
+struct lists {
+	void *head[NCLASS + 1];
+	unsigned n[NCLASS + 1];
+	int registered;
+};
+
+static _Thread_local struct lists tl;
+
+static void release(struct lists *l)
+{
+	for (size_t c = 1; c <= NCLASS; c++) {
+		while (l->head[c]) {
+			void *next = *(void **)l->head[c];
+			free(l->head[c]);
+			l->head[c] = next;
+		}
+		l->n[c] = 0;
+	}
+}
+
+#ifndef JALLOC_OFF
+static pthread_key_t key;
+
+static void on_thread_exit(void *arg)
+{
+	release(arg);
+}
+
+/* Blocks carry no header: a block is plain malloc memory (so that a
+ * json_dumps result may still be released with free()), and its class
+ * is read back from malloc_usable_size when it is freed: a block of
+ * class c holds at least c * 16 bytes. */
+static void *j_malloc(size_t size)
+{
+	size_t c = size ? (size + 15) / 16 : 1;
+
+	if (c <= NCLASS && tl.head[c]) {
+		void *p = tl.head[c];
+		tl.head[c] = *(void **)p;
+		tl.n[c]--;
+		return p;
+	}
+	return malloc(c <= NCLASS ? c * 16 : size);
+}
+
+static void j_free(void *p)
+{
+	size_t c;
+
+	if (!p)
+		return;
+	c = malloc_usable_size(p) / 16;
+	if (c > NCLASS || tl.n[c] >= MGW_JALLOC_KEEP) {
+		free(p);
+		return;
+	}
+	if (!tl.registered) {
+		/* the exit hook frees this thread's lists */
+		tl.registered = 1;
+		(void)pthread_setspecific(key, &tl);
+	}
+	*(void **)p = tl.head[c];
+	tl.head[c] = p;
+	tl.n[c]++;
+}
+
+#endif /* JALLOC_OFF */
+
+int mgw_jalloc_init(void)
+{
+#ifdef JALLOC_OFF
+	return 0;
+#else
+	if (pthread_key_create(&key, on_thread_exit) != 0)
+		return -1;
+	json_set_alloc_funcs(j_malloc, j_free);
+	return 0;
+#endif
+}
+
+int mgw_jalloc_active(void)
+{
+#ifdef JALLOC_OFF
+	return 0;
+#else
+	return 1;
+#endif
+}
+
+void mgw_jalloc_release(void)
+{
+	release(&tl);
+}
