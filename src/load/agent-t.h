@@ -129,6 +129,16 @@ struct mgw_load_call_spec {
 	 * name.  Borrowed like arguments. */
 	json_t *answers;
 	long max_rounds;           /* FLOW_MRTR: input rounds at most (> 0) */
+	/* FLOW_MRTR, the time-travel case of SEP-2322: after every
+	 * fork_every-th dialogue of an agent that ended with a final result,
+	 * the agent sends retry number fork_round of that dialogue again (0:
+	 * its last retry), with the requestState and inputResponses it
+	 * carried then, follows any input rounds, and counts the answer:
+	 * a final result that is not a tool error is `forked` (the server
+	 * acted on the old state twice: a second booking), a JSON-RPC error,
+	 * a 4xx or a tool error is `refused`.  0: never. */
+	long fork_every;
+	long fork_round;
 };
 
 /* Behaviour shared by all agents of a run.  Read-only; must outlive the
@@ -222,6 +232,13 @@ struct mgw_load_result {
 	 * agent followed (retries sent) before the dialogue ended. */
 	unsigned dialogue;
 	unsigned rounds;
+	/* FLOW_MRTR with fork_every: 1 when the call re-presented an old
+	 * state after its dialogue; then one of forked / refused is 1, or
+	 * neither when the re-presentation got no answer (the call's outcome
+	 * says why). */
+	unsigned represented;
+	unsigned forked;
+	unsigned refused;
 	/* Task flow: 1 when the server answered with a task; the tasks/get
 	 * requests the call sent. */
 	unsigned tasks;

@@ -231,11 +231,22 @@ static void mrtr_reset(struct mgw_load_agent *a)
 	a->mrtr_responses = NULL;
 }
 
+static void fork_reset(struct mgw_load_agent *a)
+{
+	free(a->fork_state);
+	a->fork_state = NULL;
+	json_decref(a->fork_responses);
+	a->fork_responses = NULL;
+	a->fork_rounds = 0;
+	a->forking = 0;
+}
+
 /* Ends the call: nothing of it is in flight any more (the caller made
  * sure); on_done is scheduled. */
 static void finish(struct mgw_load_agent *a, enum mgw_load_outcome out)
 {
 	mrtr_reset(a);
+	fork_reset(a);
 	a->res.outcome = out;
 	a->res.detail = out == MGW_LOAD_OK ? NULL : a->detail;
 	a->step = LD_ST_IDLE;
@@ -524,6 +535,65 @@ static json_t *mrtr_answers(struct mgw_load_agent *a, const json_t *reqs)
 	return out;
 }
 
+/* fork_every: keeps a copy of the retry about to go out when it is the
+ * one to re-present (fork_round, or every one when it is 0: the last
+ * one stays).  Returns 0, or MGW_ENOMEM. */
+static int fork_keep(struct mgw_load_agent *a)
+{
+	const struct mgw_load_call_spec *spec = a->spec;
+
+	if (spec->fork_every <= 0 ||
+	    (spec->fork_round > 0 && (long)a->res.rounds != spec->fork_round))
+		return 0;
+	free(a->fork_state);
+	json_decref(a->fork_responses);
+	a->fork_state = a->mrtr_state ? strdup(a->mrtr_state) : NULL;
+	a->fork_responses = a->mrtr_responses ? json_deep_copy(a->mrtr_responses)
+	                                      : NULL;
+	if ((a->mrtr_state && !a->fork_state) ||
+	    (a->mrtr_responses && !a->fork_responses))
+		return MGW_ENOMEM;
+	return 0;
+}
+
+/* After a dialogue that ended with a result: 1 when its kept retry is
+ * due to be re-presented (every fork_every-th such dialogue of this
+ * agent), which is then sent as it went the first time. */
+static int fork_start(struct mgw_load_agent *a)
+{
+	if (a->spec->flow != MGW_LOAD_FLOW_MRTR || a->spec->fork_every <= 0 ||
+	    a->forking)
+		return 0;
+	a->dialogues_done++;
+	if (!a->fork_state || a->dialogues_done % (unsigned long)a->spec->fork_every)
+		return 0;
+	mrtr_reset(a);
+	a->mrtr_state = a->fork_state;
+	a->mrtr_responses = a->fork_responses;
+	a->fork_state = NULL;
+	a->fork_responses = NULL;
+	a->forking = 1;
+	a->res.represented = 1;
+	send_msg(a, call_msg(a), LD_ST_CALL);
+	return 1;
+}
+
+/* The answer to a re-presented state that is not a result: refused
+ * when the server (or a gateway in front of it) said so - a JSON-RPC
+ * error, or a 4xx such as the gateway's 409 -31023 - and the dialogue
+ * itself stays a success; no answer at all fails the call as usual. */
+static void fork_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	if (ans->kind == LD_ANS_RESPONSE ||
+	    (ans->kind == LD_ANS_STATUS && ans->status >= 400 &&
+	     ans->status < 500)) {
+		a->res.refused = 1;
+		finish(a, MGW_LOAD_OK);
+		return;
+	}
+	fail_answer(a, ans);
+}
+
 /* An input_required result of an MRTR dialogue: the next round (the
  * original request again, a new id, inputResponses when the server asked
  * for input, requestState only when it gave one) or, past max_rounds or
@@ -543,9 +613,11 @@ static void mrtr_round(struct mgw_load_agent *a, const json_t *result)
 		finish(a, MGW_LOAD_RPC_ERROR);
 		return;
 	}
-	if ((long)a->res.rounds >= a->spec->max_rounds) {
-		set_detail(a, "still input_required after %ld rounds",
-		           a->spec->max_rounds);
+	if ((long)(a->forking ? a->fork_rounds : a->res.rounds) >=
+	    a->spec->max_rounds) {
+		set_detail(a, "still input_required after %ld rounds%s",
+		           a->spec->max_rounds,
+		           a->forking ? " of a re-presented state" : "");
 		finish(a, MGW_LOAD_TOOL_ERROR);
 		return;
 	}
@@ -560,7 +632,16 @@ static void mrtr_round(struct mgw_load_agent *a, const json_t *result)
 		finish(a, MGW_LOAD_CONNECT_ERROR);
 		return;
 	}
-	a->res.rounds++;
+	if (a->forking) {
+		a->fork_rounds++;
+	} else {
+		a->res.rounds++;
+		if (fork_keep(a) != 0) {
+			set_detail(a, "no memory for the state to re-present");
+			finish(a, MGW_LOAD_CONNECT_ERROR);
+			return;
+		}
+	}
 	send_msg(a, call_msg(a), LD_ST_CALL);
 }
 
@@ -573,7 +654,8 @@ static int mrtr_state_lost(const struct mgw_load_agent *a,
 {
 	json_int_t code;
 
-	if (a->spec->flow != MGW_LOAD_FLOW_MRTR || !a->mrtr_state || !ans->resp)
+	if (a->spec->flow != MGW_LOAD_FLOW_MRTR || !a->mrtr_state || !ans->resp ||
+	    a->forking)
 		return 0;
 	code = json_integer_value(json_object_get(json_object_get(ans->resp, "error"),
 	                                          "code"));
@@ -729,6 +811,15 @@ static void on_tool_result(struct mgw_load_agent *a, const json_t *result)
 		return;
 	}
 
+	if (a->forking) {
+		/* the dialogue succeeded before; this answers the old state */
+		if (json_is_true(json_object_get(result, "isError")))
+			a->res.refused = 1;
+		else
+			a->res.forked = 1;
+		finish(a, MGW_LOAD_OK);
+		return;
+	}
 	if (json_is_true(json_object_get(result, "isError"))) {
 		const char *t = result_text(result);
 
@@ -749,6 +840,8 @@ static void on_tool_result(struct mgw_load_agent *a, const json_t *result)
 		finish(a, MGW_LOAD_CONNECT_ERROR);
 		return;
 	}
+	if (fork_start(a))
+		return;
 	finish(a, MGW_LOAD_OK);
 }
 
@@ -860,6 +953,10 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 		on_create_result(a, result);
 		return;
 	case LD_ST_CALL:
+		if (!result && a->forking) {
+			fork_answer(a, ans);
+			return;
+		}
 		if (!result && mrtr_state_lost(a, ans)) {
 			json_t *e = json_object_get(ans->resp, "error");
 			const char *m = json_string_value(json_object_get(e, "message"));
@@ -1045,6 +1142,7 @@ void mgw_load_agent_free(struct mgw_load_agent *a)
 	ld_msg_free(a->msg);
 	ld_legacy_drop_session(a);
 	mrtr_reset(a);
+	fork_reset(a);
 	free(a->handles);
 	json_decref(a->client_info);
 	json_decref(a->tool_headers);
@@ -1068,6 +1166,7 @@ int mgw_load_agent_call(struct mgw_load_agent *a,
 	memset(&a->res, 0, sizeof(a->res));
 	a->res.dialogue = spec->flow == MGW_LOAD_FLOW_MRTR;
 	mrtr_reset(a);
+	fork_reset(a);
 	a->detail[0] = '\0';
 	arm_timeout(a);
 	advance(a);

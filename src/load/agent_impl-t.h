@@ -202,6 +202,13 @@ struct mgw_load_agent {
 	/* MRTR dialogue in flight: what the next retry echoes */
 	char *mrtr_state;               /* requestState, or NULL */
 	json_t *mrtr_responses;         /* inputResponses, or NULL */
+	/* fork_every: the retry to re-present after the dialogue, and the
+	 * re-presentation's own input rounds */
+	char *fork_state;               /* its requestState, or NULL */
+	json_t *fork_responses;         /* its inputResponses, or NULL */
+	unsigned long dialogues_done;   /* dialogues ended with a result */
+	unsigned fork_rounds;
+	int forking;                    /* the re-presentation is in flight */
 	int64_t next_id;
 
 	/* auth */

@@ -800,6 +800,7 @@ static int build_specs(struct mgw_load_engine *e)
 			.weight = k->weight, .create_tool = k->create_tool,
 			.handle_arg = k->handle_arg, .answers = k->answers,
 			.max_rounds = k->max_rounds,
+			.fork_every = k->fork_every, .fork_round = k->fork_round,
 		};
 		sum += k->weight;
 		e->cum_weight[i] = sum;

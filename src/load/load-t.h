@@ -75,6 +75,8 @@ struct mgw_load_call {
 	json_t *arguments;         /* an object; owned (one reference) */
 	json_t *answers;           /* mrtr: an object; owned, or NULL */
 	long max_rounds;           /* mrtr: bound on input rounds (20) */
+	long fork_every;           /* mrtr: re-present every Nth dialogue (0) */
+	long fork_round;           /* mrtr: which retry (0: the last) */
 };
 
 /* A static header sent with every HTTP request; exactly one of value or

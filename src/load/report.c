@@ -128,6 +128,10 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	                    ? json_real(round3((double)row->c.rounds /
 	                                       (double)row->c.dialogues))
 	                    : json_null());
+	json_object_set_new(o, "represented",
+	                    json_integer((json_int_t)row->c.represented));
+	json_object_set_new(o, "forked", json_integer((json_int_t)row->c.forked));
+	json_object_set_new(o, "refused", json_integer((json_int_t)row->c.refused));
 	json_object_set_new(o, "tasks", json_integer((json_int_t)row->c.tasks));
 	json_object_set_new(o, "task_polls", json_integer((json_int_t)row->c.polls));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
@@ -213,6 +217,7 @@ static json_t *config_json(const struct mgw_load_conf *c)
 		                      "flow", k->flow == MGW_LOAD_FLOW_COUNTER
 		                              ? "counter"
 		                              : k->flow == MGW_LOAD_FLOW_MRTR ? "mrtr"
+		                              : k->flow == MGW_LOAD_FLOW_TASK ? "task"
 		                                                              : "call",
 		                      "weight", k->weight, "arguments", k->arguments);
 		if (e && k->create_tool)
@@ -222,6 +227,10 @@ static json_t *config_json(const struct mgw_load_conf *c)
 			json_object_set(e, "answers", k->answers);
 			json_object_set_new(e, "max_rounds",
 			                    json_integer((json_int_t)k->max_rounds));
+			json_object_set_new(e, "fork_every",
+			                    json_integer((json_int_t)k->fork_every));
+			json_object_set_new(e, "fork_round",
+			                    json_integer((json_int_t)k->fork_round));
 		}
 		json_array_append_new(a, e);
 	}
@@ -605,6 +614,12 @@ void mgw_load_report_table(FILE *out, const struct mgw_load_conf *c,
 			        (unsigned long long)k->dialogues,
 			        (unsigned long long)k->rounds,
 			        (double)k->rounds / (double)k->dialogues);
+		if (k->represented)
+			fprintf(out, "%s: %llu old states re-presented: %llu forked, "
+			        "%llu refused\n", st->phases[p].name,
+			        (unsigned long long)k->represented,
+			        (unsigned long long)k->forked,
+			        (unsigned long long)k->refused);
 		if (!mgw_load_failed(k) && !k->shed && !k->reinit && !k->reconnects)
 			continue;
 		fprintf(out, "%s:", st->phases[p].name);

@@ -364,6 +364,12 @@ static const struct mgw_cfg_field call_fields[] = {
 	{.key = "max_rounds", .type = MGW_CFG_INT,
 	 MGW_CFG_AT(struct mgw_load_call, max_rounds), .def = "20", .min = 1,
 	 .max = 1000},
+	{.key = "fork_every", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_load_call, fork_every), .def = "0", .min = 0,
+	 .max = 1000000},
+	{.key = "fork_round", .type = MGW_CFG_INT,
+	 MGW_CFG_AT(struct mgw_load_call, fork_round), .def = "0", .min = 0,
+	 .max = 1000},
 };
 static const struct mgw_cfg_section call_section = {
 	.size = sizeof(struct mgw_load_call),
@@ -1209,6 +1215,12 @@ int mgw_load_conf_check(const struct mgw_load_conf *c, char *err,
 			snprintf(err, errlen, "call %s: an mrtr call needs answers "
 			         "(input request name, or \"*\", to the response)",
 			         c->calls[i].name);
+			return MGW_EINVAL;
+		}
+		if (c->calls[i].flow != MGW_LOAD_FLOW_MRTR &&
+		    (c->calls[i].fork_every || c->calls[i].fork_round)) {
+			snprintf(err, errlen, "call %s: fork_every and fork_round "
+			         "belong to an mrtr call", c->calls[i].name);
 			return MGW_EINVAL;
 		}
 	}

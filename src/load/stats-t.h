@@ -26,6 +26,9 @@ struct mgw_load_counts {
 	uint64_t reconnects;
 	uint64_t dialogues;        /* MRTR dialogues that ended (any outcome) */
 	uint64_t rounds;           /* their input rounds, summed */
+	uint64_t represented;      /* fork_every: old states re-presented */
+	uint64_t forked;           /* ... that the server acted on again */
+	uint64_t refused;          /* ... that were refused */
 	uint64_t tasks;            /* calls the server answered with a task */
 	uint64_t polls;            /* tasks/get requests of those calls */
 	uint64_t bytes;            /* response body bytes */

@@ -56,6 +56,9 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->reconnects += s->reconnects;
 	d->dialogues += s->dialogues;
 	d->rounds += s->rounds;
+	d->represented += s->represented;
+	d->forked += s->forked;
+	d->refused += s->refused;
 	d->tasks += s->tasks;
 	d->polls += s->polls;
 	d->bytes += s->bytes;
@@ -260,6 +263,9 @@ static void count_result(struct mgw_load_counts *c,
 	c->reconnects += r->reconnected;
 	c->dialogues += r->dialogue;
 	c->rounds += r->rounds;
+	c->represented += r->represented;
+	c->forked += r->forked;
+	c->refused += r->refused;
 	c->bytes += r->bytes;
 }
 
