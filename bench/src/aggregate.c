@@ -15,9 +15,26 @@
 #include "bench/src/scene.h"
 
 const char *const mgw_bench_other_failures[] = {
-	"state_lost", "http_4xx", "http_5xx", "rpc_error", "tool_error", "timeout",
+	"http_4xx", "http_5xx", "rpc_error", "tool_error", "timeout",
 	"connect_error", "shed", NULL,
 };
+
+/* The failure kinds with a column of their own (besides "other"), and
+ * the cell key that sums each. */
+static const char *const loss_kinds[][2] = {
+	{ "session_lost", "session_losses" },
+	{ "handle_lost", "handle_losses" },
+	{ "state_lost", "state_losses" },
+	{ "task_lost", "task_losses" },
+};
+#define N_LOSS_KINDS (sizeof(loss_kinds) / sizeof(loss_kinds[0]))
+
+/* Counts of the stateful flows, from the load report's total row. */
+static const char *const flow_counts[] = {
+	"dialogues", "rounds", "represented", "forked", "refused", "tasks",
+	"task_polls", NULL,
+};
+#define FC_FORKED 3 /* flow_counts[FC_FORKED] is "forked" */
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -54,12 +71,110 @@ static const json_t *total_of(const json_t *rec)
 	return json_object_get(json_object_get(rec, "load"), "total");
 }
 
+/* Sums of a stateful cell's valid runs: the load client's flow counts,
+ * what the gateways said after the run (task affinity's owner_gone, the
+ * guard's refusals) and what the replicas said (request-state bytes and
+ * store operations; the victim's figures as it was killed). */
+struct state_sums {
+	json_int_t flow[8];
+	json_int_t owner_gone, guard_refused;
+	double issued, bytes, ops, completed;
+	int have_gw_tasks, have_guard, have_ops;
+};
+
+static void add_gateway_stats(struct state_sums *s, const json_t *rec)
+{
+	const json_t *g, *u;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(rec, "gateway_stats"), i, g) {
+		const json_t *st = json_object_get(g, "stats"),
+		             *guard = json_object_get(st, "mrtr_guard");
+
+		json_array_foreach(json_object_get(st, "upstreams"), j, u) {
+			const json_t *t = json_object_get(u, "tasks");
+
+			if (json_is_object(t)) {
+				s->owner_gone += json_integer_value(
+					json_object_get(t, "owner_gone"));
+				s->have_gw_tasks = 1;
+			}
+		}
+		if (json_is_object(guard)) {
+			s->guard_refused += json_integer_value(
+				json_object_get(guard, "refused"));
+			s->have_guard = 1;
+		}
+	}
+}
+
+static void add_replica_stats(struct state_sums *s, const json_t *rec)
+{
+	const json_t *e;
+	size_t i;
+
+	json_array_foreach(json_object_get(rec, "replica_stats"), i, e) {
+		const json_t *st = json_object_get(e, "stats"),
+		             *ops = json_object_get(st, "mrtr_store_ops");
+
+		s->issued += json_number_value(json_object_get(st, "mrtr_states_issued"));
+		s->bytes += json_number_value(json_object_get(st,
+		                                              "mrtr_state_bytes_total"));
+		s->completed += json_number_value(json_object_get(st, "mrtr_completed"));
+		if (json_is_number(ops)) {
+			s->ops += json_number_value(ops);
+			s->have_ops = 1;
+		}
+	}
+}
+
+static void add_state_run(struct state_sums *s, const json_t *rec)
+{
+	const json_t *t = total_of(rec);
+
+	for (size_t k = 0; flow_counts[k]; k++)
+		s->flow[k] += json_integer_value(json_object_get(t, flow_counts[k]));
+	add_gateway_stats(s, rec);
+	add_replica_stats(s, rec);
+}
+
+static json_t *ratio(double num, double den, int have)
+{
+	return have && den > 0 ? json_real(round(num / den * 1000.0) / 1000.0)
+	                       : json_null();
+}
+
+/* The stateful cell's numbers (null without a valid repetition). */
+static void set_state_fields(json_t *o, const struct mgw_bench_cell *c,
+                             const struct state_sums *s, size_t valid)
+{
+	int v = valid > 0, mrtr = c->flow != MGW_BENCH_FLOW_TASK;
+
+	json_object_set_new(o, "flow", json_string(mgw_bench_flow_name(c->flow)));
+	json_object_set_new(o, "keep", name_or_null(mgw_bench_store_name(c->keep)));
+	json_object_set_new(o, "guard", json_boolean(c->guard));
+	json_object_set_new(o, "affinity", json_boolean(c->affinity));
+	for (size_t k = 0; flow_counts[k]; k++)
+		json_object_set_new(o, flow_counts[k],
+		                    v ? json_integer(s->flow[k]) : json_null());
+	json_object_set_new(o, "task_owner_gone", v && s->have_gw_tasks
+	                    ? json_integer(s->owner_gone) : json_null());
+	json_object_set_new(o, "guard_refused", v && s->have_guard
+	                    ? json_integer(s->guard_refused) : json_null());
+	/* bytes of the requestStates handed out, per state (one a round) */
+	json_object_set_new(o, "state_bytes_per_round",
+	                    ratio(s->bytes, s->issued, v && mrtr));
+	json_object_set_new(o, "store_ops_per_dialogue",
+	                    ratio(s->ops, s->completed, v && mrtr && s->have_ops));
+}
+
 json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
                             const json_t *paths)
 {
 	size_t n = json_array_size(runs), valid = 0, nlat50 = 0, nlat99 = 0;
 	double *ach = NULL, *p50 = NULL, *p99 = NULL, med = NAN, mn = NAN, mx = NAN;
-	json_int_t sl = 0, hl = 0, other = 0, reinit = 0, repins = 0;
+	json_int_t loss[N_LOSS_KINDS] = { 0 }, other = 0, reinit = 0, repins = 0;
+	struct state_sums ss;
 	int have_repins = 0;
 	json_t *o = NULL, *fails = NULL, *invalid = NULL, *cooled = NULL, *rec;
 	size_t i;
@@ -72,10 +187,15 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	cooled = json_array();
 	if (!ach || !p50 || !p99 || !fails || !invalid || !cooled)
 		goto fail;
+	memset(&ss, 0, sizeof(ss));
 	for (const char *const *k = mgw_bench_other_failures; *k; k++)
 		json_object_set_new(fails, *k, json_integer(0));
-	json_object_set_new(fails, "session_lost", json_integer(0));
-	json_object_set_new(fails, "handle_lost", json_integer(0));
+	for (size_t k = 0; k < N_LOSS_KINDS; k++)
+		json_object_set_new(fails, loss_kinds[k][0], json_integer(0));
+	/* a booking made twice from one old state: a loss of the fork scene
+	 * (the load client counts it beside the calls, not as a failure) */
+	if (c->flow == MGW_BENCH_FLOW_FORK)
+		json_object_set_new(fails, "forked", json_integer(0));
 	json_array_foreach(runs, i, rec) {
 		const json_t *t = total_of(rec), *lat, *f, *v;
 		const char *key;
@@ -113,11 +233,12 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 				json_integer_set(acc, json_integer_value(acc) + x);
 			else
 				json_object_set_new(fails, key, json_integer(x));
-			if (strcmp(key, "session_lost") == 0)
-				sl += x;
-			else if (strcmp(key, "handle_lost") == 0)
-				hl += x;
+			for (size_t k = 0; k < N_LOSS_KINDS; k++)
+				if (strcmp(key, loss_kinds[k][0]) == 0)
+					loss[k] += x;
 		}
+		if (c->flow != MGW_BENCH_FLOW_PLAIN)
+			add_state_run(&ss, rec);
 		for (const char *const *k = mgw_bench_other_failures; *k; k++)
 			other += json_integer_value(json_object_get(f, *k));
 		reinit += json_integer_value(json_object_get(t, "reinitializations"));
@@ -127,6 +248,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 			have_repins = 1;
 		}
 	}
+	if (c->flow == MGW_BENCH_FLOW_FORK)
+		json_object_set_new(fails, "forked", json_integer(ss.flow[FC_FORKED]));
 	if (valid > 0) {
 		med = mgw_bench_median(ach, valid); /* sorts ach */
 		mn = ach[0];
@@ -158,8 +281,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	json_object_set_new(o, "p50_ms", num(mgw_bench_median(p50, nlat50)));
 	json_object_set_new(o, "p99_ms", num(mgw_bench_median(p99, nlat99)));
 	if (valid > 0) {
-		json_object_set_new(o, "session_losses", json_integer(sl));
-		json_object_set_new(o, "handle_losses", json_integer(hl));
+		for (size_t k = 0; k < N_LOSS_KINDS; k++)
+			json_object_set_new(o, loss_kinds[k][1], json_integer(loss[k]));
 		json_object_set_new(o, "other_failures", json_integer(other));
 		json_object_set_new(o, "failures", fails);
 		json_object_set_new(o, "reinitializations", json_integer(reinit));
@@ -170,8 +293,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 		                                           c->offered_rps));
 	} else {
 		json_decref(fails);
-		json_object_set_new(o, "session_losses", json_null());
-		json_object_set_new(o, "handle_losses", json_null());
+		for (size_t k = 0; k < N_LOSS_KINDS; k++)
+			json_object_set_new(o, loss_kinds[k][1], json_null());
 		json_object_set_new(o, "other_failures", json_null());
 		json_object_set_new(o, "failures", json_null());
 		json_object_set_new(o, "reinitializations", json_null());
@@ -179,6 +302,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 		json_object_set_new(o, "saturated", json_null());
 	}
 	fails = NULL;
+	if (c->flow != MGW_BENCH_FLOW_PLAIN)
+		set_state_fields(o, c, &ss, valid);
 	json_object_set_new(o, "runs", json_deep_copy(paths));
 	json_object_set_new(o, "invalid", invalid);
 	json_object_set_new(o, "cooldown_timeouts", cooled);

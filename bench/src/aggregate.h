@@ -18,9 +18,8 @@
 double mgw_bench_median(double *v, size_t n);
 
 /* The failure kinds of a load report's "failures" object that the table
- * sums as "other failures": every kind except session_lost and
- * handle_lost (NULL-terminated; state_lost, the MRTR state losses of
- * mcpgw load, counts here until the table has a column for it). */
+ * sums as "other failures": every kind except session_lost, handle_lost,
+ * state_lost and task_lost, which have columns (NULL-terminated). */
 extern const char *const mgw_bench_other_failures[];
 
 /* Builds the report.json object of cell c from its repetitions.  runs is
@@ -30,8 +29,17 @@ extern const char *const mgw_bench_other_failures[];
  *  - achieved_rps: median, min, max of load.total.achieved_rps;
  *  - p50_ms, p99_ms: medians of load.total.latency_ms.p50 / .p99 (runs
  *    without a latency are left out);
- *  - session_losses, handle_losses, other_failures, failures (per kind),
- *    reinitializations: sums;
+ *  - session_losses, handle_losses, state_losses, task_losses,
+ *    other_failures, failures (per kind; in the fork scene also
+ *    "forked"), reinitializations: sums;
+ *  - cells of the mrtr, fork and tasks scenes (c->flow) also: flow, keep,
+ *    guard, affinity; dialogues, rounds, represented, forked, refused,
+ *    tasks, task_polls (sums of the load totals); task_owner_gone and
+ *    guard_refused (sums of the gateways' counters after the run, null
+ *    without them); state_bytes_per_round (the replicas' request-state
+ *    bytes / states issued) and store_ops_per_dialogue (their Redis
+ *    commands for request states / dialogues completed; null unless
+ *    redis);
  *  - repins: the sum of the records' "repins" (null when none has one);
  *  - saturated: median < 95 % of the offered rate.
  * n counts every repetition, valid the valid ones; "invalid" lists the

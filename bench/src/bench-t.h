@@ -13,6 +13,9 @@ enum mgw_bench_scene {
 	MGW_BENCH_POD_KILL,      /* M3 */
 	MGW_BENCH_GATEWAY_KILL,
 	MGW_BENCH_REDIS_OUTAGE,
+	MGW_BENCH_MRTR,          /* MRTR dialogues across a pod kill */
+	MGW_BENCH_FORK,          /* an old requestState presented again */
+	MGW_BENCH_TASKS,         /* tasks in replica memory across a pod kill */
 	MGW_BENCH_DEMO,          /* the README's short pod kill */
 	MGW_BENCH_SOAK,          /* `mcpgw-bench soak` (soak.c builds its cell;
 	                          * no scene list, not in "all") */
@@ -55,6 +58,16 @@ enum mgw_bench_store {
 	MGW_BENCH_STORE_REDIS,
 };
 
+/* What the load client does in a cell.  PLAIN: echo, or the handle
+ * flow when the cell has a handle design (state). */
+enum mgw_bench_flow {
+	MGW_BENCH_FLOW_PLAIN = 0,
+	MGW_BENCH_FLOW_MRTR,  /* book dialogues (flow: mrtr) */
+	MGW_BENCH_FLOW_FORK,  /* book dialogues, each one's last retry sent
+	                       * again (fork_every: 1) */
+	MGW_BENCH_FLOW_TASK,  /* slow_job as a task, polled (flow: task) */
+};
+
 /* What a cell kills mid-run. */
 enum mgw_bench_victim {
 	MGW_BENCH_VICTIM_NONE = 0,
@@ -78,6 +91,14 @@ struct mgw_bench_cell {
 	enum mgw_bench_state state;
 	enum mgw_bench_store store;
 	enum mgw_bench_victim victim;
+	enum mgw_bench_flow flow;
+	/* MRTR and fork: where the replicas keep requestState (backend
+	 * --request-state memory|sealed|redis); tasks: where they keep task
+	 * records (--tasks memory|redis).  NONE for the other flows. */
+	enum mgw_bench_store keep;
+	int guard;              /* the gateway's route has mrtr: {single_use:
+	                         * true} (the requestState guard) */
+	int affinity;           /* the gateway's group has affinity: task */
 	int replicas;           /* 1..MGW_BENCH_MAX_REPLICAS */
 	double offered_rps;
 	double duration_s;

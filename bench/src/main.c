@@ -30,6 +30,7 @@
 #include "bench/src/report_md.h"
 #include "bench/src/resume.h"
 #include "bench/src/scene.h"
+#include "bench/src/state_table.h"
 #include "bench/src/soak.h"
 #include "bench/src/subst.h"
 
@@ -69,6 +70,15 @@ static const char usage_text[] =
 "                port after --readiness-delay (100 rps)\n"
 "  gateway-kill  one of 2 gateways (gateway-ha) killed and replaced\n"
 "  redis-outage  redis-server killed and restarted\n"
+"  mrtr          MRTR book dialogues, requestState in replica memory,\n"
+"                sealed (a shared key file) or in Redis; one of 2\n"
+"                replicas killed; direct and through the gateway (50/s)\n"
+"  fork          every dialogue's last round presented again (sealed\n"
+"                state): direct, gateway, gateway with the single-use\n"
+"                guard; forked vs refused (50/s)\n"
+"  tasks         tasks in replica memory or Redis, one of 2 replicas\n"
+"                killed; direct, gateway, gateway with affinity: task\n"
+"                (50/s)\n"
 "  demo          pod-kill, legacy only: direct vs gateway (vs --external)\n"
 "  all           every scene but demo, in the order above\n"
 "\n"
@@ -81,8 +91,8 @@ static const char usage_text[] =
 "                       must not hold an earlier run\n"
 "  --duration S         run length of every cell (default 30 s, kill\n"
 "                       scenes 60 s)\n"
-"  --rate RPS           offered rate, open loop (default 200 scale-out, 100\n"
-"                       otherwise)\n"
+"  --rate RPS           offered rate, open loop (default 200 scale-out, 50\n"
+"                       mrtr, fork and tasks, 100 otherwise)\n"
 "  --kill-at S          kill time on the load client's clock (default 20)\n"
 "  --kill-signal KILL|TERM\n"
 "                       signal of the kill (default KILL)\n"
@@ -318,7 +328,19 @@ static void progress(const struct scene_run *sr, int ci, int rep, int reps,
 		other += json_integer_value(json_object_get(f, *k));
 	printf("[%s rep %d/%d] %s: ", mgw_bench_scene_name(sr->scene), rep, reps,
 	       sr->cells[ci].name);
-	if (json_is_true(json_object_get(rec, "valid")))
+	if (json_is_true(json_object_get(rec, "valid")) &&
+	    sr->cells[ci].flow != MGW_BENCH_FLOW_PLAIN)
+		printf("%.1f rps, %lld dialogues, %lld tasks, losses state %lld "
+		       "task %lld other %lld, %lld forked, %lld refused\n",
+		       json_number_value(json_object_get(t, "achieved_rps")),
+		       (long long)json_integer_value(json_object_get(t, "dialogues")),
+		       (long long)json_integer_value(json_object_get(t, "tasks")),
+		       (long long)json_integer_value(json_object_get(f, "state_lost")),
+		       (long long)json_integer_value(json_object_get(f, "task_lost")),
+		       (long long)other,
+		       (long long)json_integer_value(json_object_get(t, "forked")),
+		       (long long)json_integer_value(json_object_get(t, "refused")));
+	else if (json_is_true(json_object_get(rec, "valid")))
 		printf("%.1f rps, losses session %lld handle %lld other %lld\n",
 		       json_number_value(json_object_get(t, "achieved_rps")),
 		       (long long)json_integer_value(json_object_get(f, "session_lost")),
@@ -614,7 +636,8 @@ static int parse_args(struct run *R, int argc, char **argv)
 		o->n_scenes = 1;
 	} else {
 		return usage_error("unknown scene '%s' (scale-out, handles, "
-		                   "pod-kill, gateway-kill, redis-outage, demo, all)",
+		                   "pod-kill, gateway-kill, redis-outage, mrtr, fork, "
+		                   "tasks, demo, all)",
 		                   scene);
 	}
 	if (reps == 0)
@@ -709,6 +732,11 @@ static void print_tables(struct run *R)
 		printf("\n%s (%s)\n\n", json_string_value(json_object_get(s, "scene")),
 		       json_string_value(json_object_get(s, "title")));
 		mgw_bench_report_md_table(stdout, s);
+		if (mgw_bench_state_cols(json_string_value(json_object_get(s,
+		                                                           "scene")))) {
+			putchar('\n');
+			mgw_bench_report_md_state_table(stdout, s);
+		}
 	}
 	json_decref(rep);
 }

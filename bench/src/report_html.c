@@ -24,6 +24,7 @@
 #include "bench/src/report_html.h"
 #include "bench/src/report_html_losses.h"
 #include "bench/src/report_html_timeline.h"
+#include "bench/src/state_table.h"
 
 #define BAR_ROW_H 26.0
 
@@ -120,6 +121,39 @@ static void scene_table(FILE *f, const json_t *cells)
 		td_count(f, mgw_html_field(c, "handle_losses"));
 		td_count(f, mgw_html_field(c, "other_failures"));
 		td_count(f, mgw_html_field(c, "repins"));
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+/* The mrtr, fork and tasks scenes' second table (state_table.h). */
+static void state_table(FILE *f, const json_t *scene)
+{
+	const struct mgw_bench_state_col *cols =
+		mgw_bench_state_cols(mgw_html_str_field(scene, "scene"));
+	const json_t *c;
+	char v[32];
+	size_t i;
+
+	if (!cols)
+		return;
+	fputs("<table class=\"state\">\n<tr><th class=\"l\">cell</th>", f);
+	for (const struct mgw_bench_state_col *k = cols; k->head; k++) {
+		fputs("<th>", f);
+		mgw_html_esc(f, k->head);
+		fputs("</th>", f);
+	}
+	fputs("</tr>\n", f);
+	json_array_foreach(json_object_get(scene, "cells"), i, c) {
+		fputs("<tr><td class=\"l\">", f);
+		mgw_html_esc_json(f, json_object_get(c, "cell"));
+		fputs("</td>", f);
+		for (const struct mgw_bench_state_col *k = cols; k->head; k++) {
+			mgw_bench_state_value(json_object_get(c, k->key), v, sizeof(v));
+			fputs("<td>", f);
+			mgw_html_esc(f, v);
+			fputs("</td>", f);
+		}
 		fputs("</tr>\n", f);
 	}
 	fputs("</table>\n", f);
@@ -312,6 +346,7 @@ static int scene_section(FILE *f, const json_t *scene, const char *run_dir)
 		return 0;
 	}
 	scene_table(f, cells);
+	state_table(f, scene);
 	scene_footnotes(f, cells);
 	bar_chart(f, cells);
 	if ((rc = mgw_html_scene_timelines(f, cells, run_dir)) < 0)

@@ -12,6 +12,7 @@
 
 #include "core/errors.h"
 #include "bench/src/report_md.h"
+#include "bench/src/state_table.h"
 
 static const json_t *get(const json_t *o, const char *k)
 {
@@ -105,6 +106,36 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 		fputs(" | ", f);
 		count(f, get(c, "repins"));
 		fputs(" |\n", f);
+	}
+	return ferror(f) ? MGW_EIO : 0;
+}
+
+int mgw_bench_report_md_state_table(FILE *f, const json_t *scene)
+{
+	const struct mgw_bench_state_col *cols =
+		mgw_bench_state_cols(str(scene, "scene", NULL));
+	const json_t *c;
+	char v[32];
+	size_t i;
+
+	if (!cols)
+		return 0;
+	fputs("| cell |", f);
+	for (const struct mgw_bench_state_col *k = cols; k->head; k++)
+		fprintf(f, " %s |", k->head);
+	fputs("\n|---|", f);
+	for (const struct mgw_bench_state_col *k = cols; k->head; k++)
+		fputs("---:|", f);
+	fputc('\n', f);
+	json_array_foreach(get(scene, "cells"), i, c) {
+		fputs("| ", f);
+		cell_text(f, str(c, "cell", "?"));
+		fputs(" |", f);
+		for (const struct mgw_bench_state_col *k = cols; k->head; k++) {
+			mgw_bench_state_value(get(c, k->key), v, sizeof(v));
+			fprintf(f, " %s |", v);
+		}
+		fputc('\n', f);
 	}
 	return ferror(f) ? MGW_EIO : 0;
 }
@@ -220,6 +251,10 @@ int mgw_bench_report_md(FILE *f, const json_t *report)
 			fprintf(f, "%s.  ", str(s, "title", ""));
 		conditions(f, s);
 		mgw_bench_report_md_table(f, s);
+		if (mgw_bench_state_cols(str(s, "scene", NULL))) {
+			fputs("\n", f);
+			mgw_bench_report_md_state_table(f, s);
+		}
 		footnotes(f, s);
 	}
 	return ferror(f) ? MGW_EIO : 0;
@@ -263,7 +298,10 @@ int mgw_bench_report_csv(FILE *f, const json_t *report)
 		"session_store", "victim", "offered_rps", "duration_s", "n",
 		"valid", NULL, NULL, NULL, "p50_ms", "p99_ms", "session_losses",
 		"handle_losses", "other_failures", "reinitializations", "repins",
-		"saturated",
+		"saturated", "state_losses", "task_losses", "flow", "keep", "guard",
+		"affinity", "dialogues", "rounds", "represented", "forked",
+		"refused", "tasks", "task_polls", "task_owner_gone",
+		"guard_refused", "state_bytes_per_round", "store_ops_per_dialogue",
 	};
 	static const char *const ach[] = { "median", "min", "max" };
 	const size_t ncols = sizeof(cols) / sizeof(cols[0]);

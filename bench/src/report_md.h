@@ -22,6 +22,11 @@ int mgw_bench_report_md(FILE *f, const json_t *report);
  * cell) to f.  Returns 0 or MGW_EIO. */
 int mgw_bench_report_md_table(FILE *f, const json_t *scene);
 
+/* The mrtr, fork and tasks scenes' second table (state_table.h: a header,
+ * the alignment row, a row per cell); nothing for other scenes.  Returns
+ * 0 or MGW_EIO. */
+int mgw_bench_report_md_state_table(FILE *f, const json_t *scene);
+
 /* Writes report.csv: a header line, then one line per cell of every scene
  * (RFC 4180 quoting).  Returns 0 or MGW_EIO. */
 int mgw_bench_report_csv(FILE *f, const json_t *report);

@@ -5,7 +5,11 @@
  * killed at 20 s of 60 s, 100 rps); gateway-kill and redis-outage measure
  * what the study left open (the gateway's own failure, the state store's
  * outage).  Every scene adds the gateway path next to the direct one, so
- * each table compares the two under the same conditions. */
+ * each table compares the two under the same conditions.  mrtr, fork and
+ * tasks measure the state of the 2026-07-28 revision that is not a
+ * session: multi round-trip requestState (where it lives, and whether an
+ * old one can be presented twice) and tasks (where their records live,
+ * and whether the gateway's task affinity finds them). */
 #include "autoconf.h"
 
 #include <ctype.h>
@@ -18,7 +22,7 @@
 
 static const char *const scene_names[MGW_BENCH_SCENE_N] = {
 	"scale-out", "handles", "pod-kill", "gateway-kill", "redis-outage",
-	"demo", "soak",
+	"mrtr", "fork", "tasks", "demo", "soak",
 };
 
 static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
@@ -28,6 +32,14 @@ static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
 	"Pod kill: one of two replicas killed mid-run and replaced on its port",
 	"Gateway kill: one of two gateways killed mid-run and replaced",
 	"Redis outage: redis-server killed mid-run and restarted",
+	"MRTR: book dialogues with their requestState in replica memory, "
+	"sealed or in Redis, one of two replicas killed mid-run",
+	"Fork: every booking's last round presented again with its old "
+	"requestState (sealed), direct, through the gateway, and through its "
+	"single-use guard",
+	"Tasks: task records in replica memory or in Redis, one of two "
+	"replicas killed mid-run, direct and through the gateway with and "
+	"without task affinity",
 	"Demo: a legacy fleet of 2, a pod kill, direct vs gateway",
 	"Soak: the gateway under steady load for a long run, a replica "
 	"killed and replaced every interval",
@@ -111,11 +123,22 @@ int mgw_bench_scene_kills(enum mgw_bench_scene s)
 {
 	return s == MGW_BENCH_POD_KILL || s == MGW_BENCH_GATEWAY_KILL ||
 	       s == MGW_BENCH_REDIS_OUTAGE || s == MGW_BENCH_DEMO ||
-	       s == MGW_BENCH_SOAK;
+	       s == MGW_BENCH_SOAK || s == MGW_BENCH_MRTR ||
+	       s == MGW_BENCH_TASKS;
 }
 
+int mgw_bench_scene_stateful(enum mgw_bench_scene s)
+{
+	return s == MGW_BENCH_MRTR || s == MGW_BENCH_FORK || s == MGW_BENCH_TASKS;
+}
+
+/* A dialogue is 4 requests (3 rounds), a task 3 to 4 (the call and its
+ * polls), each on a new connection: 50 of them a second is the others'
+ * request rate. */
 double mgw_bench_scene_rate(enum mgw_bench_scene s)
 {
+	if (mgw_bench_scene_stateful(s))
+		return 50.0;
 	return s == MGW_BENCH_SCALE_OUT ? 200.0 : 100.0;
 }
 
@@ -132,13 +155,38 @@ double mgw_bench_scene_kill_at(enum mgw_bench_scene s, int quick)
 	return quick ? 2.0 : 20.0;
 }
 
+const char *mgw_bench_flow_name(enum mgw_bench_flow f)
+{
+	switch (f) {
+	case MGW_BENCH_FLOW_MRTR: return "mrtr";
+	case MGW_BENCH_FLOW_FORK: return "fork";
+	case MGW_BENCH_FLOW_TASK: return "task";
+	case MGW_BENCH_FLOW_PLAIN: break;
+	}
+	return NULL;
+}
+
+/* What a stateful cell adds to its name: where the state lives, then
+ * the gateway's feature ("sealed request state, single-use guard"). */
+static void keep_suffix(const struct mgw_bench_cell *c, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (c->flow == MGW_BENCH_FLOW_PLAIN || c->keep == MGW_BENCH_STORE_NONE)
+		return;
+	snprintf(buf, len, ", %s %s%s%s", mgw_bench_store_name(c->keep),
+	         c->flow == MGW_BENCH_FLOW_TASK ? "tasks" : "request state",
+	         c->guard ? ", single-use guard" : "",
+	         c->affinity ? ", task affinity" : "");
+}
+
 /* The cell's name: era, path (an external path by its given name),
  * a gateway-ha's session store, replicas, then what varies within the
- * scene: the connection mode (scale-out) and the handle design. */
+ * scene: the connection mode (scale-out), the handle design, where
+ * request states or tasks live. */
 void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
                          int show_conn)
 {
-	char path[64], *s;
+	char path[64], keep[80], *s;
 	size_t i, j;
 
 	if (c->path == MGW_BENCH_EXTERNAL)
@@ -148,8 +196,9 @@ void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
 		         mgw_bench_store_name(c->store));
 	else
 		snprintf(path, sizeof(path), "%s", mgw_bench_path_name(c->path));
+	keep_suffix(c, keep, sizeof(keep));
 	/* names are short by construction; a long --external-name is cut */
-	if (snprintf(c->name, sizeof(c->name), "%s %s %d replica%s%s%s%s%s",
+	if (snprintf(c->name, sizeof(c->name), "%s %s %d replica%s%s%s%s%s%s",
 	         mgw_bench_era_name(c->era), path, c->replicas,
 	         c->replicas == 1 ? "" : "s",
 	         show_conn ? (c->conn == MGW_BENCH_CONN_NEW ? ", new conn"
@@ -158,7 +207,7 @@ void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
 	         c->state != MGW_BENCH_STATE_NONE ? ", " : "",
 	         c->state != MGW_BENCH_STATE_NONE ? mgw_bench_state_name(c->state)
 	                                          : "",
-	         c->state != MGW_BENCH_STATE_NONE ? " handles" : "") >=
+	         c->state != MGW_BENCH_STATE_NONE ? " handles" : "", keep) >=
 	    (int)sizeof(c->name))
 		c->name[sizeof(c->name) - 1] = '\0';
 	s = c->name;
@@ -211,6 +260,70 @@ static void add(struct builder *b, enum mgw_bench_path path,
 	c->kill_at_s = victim != MGW_BENCH_VICTIM_NONE ? b->kill_at : 0;
 	mgw_bench_cell_name(c, b->o->external_name ? b->o->external_name : "external",
 	          b->show_conn);
+}
+
+/* A cell of the stateful scenes: modern, 2 replicas, a new connection
+ * per request (the load client's own spread over the replicas direct;
+ * the stateless gateway's round robin spreads them too). */
+static void add_state(struct builder *b, enum mgw_bench_path path,
+                      enum mgw_bench_flow flow, enum mgw_bench_store keep,
+                      int guard, int affinity)
+{
+	struct mgw_bench_cell *c;
+	enum mgw_bench_victim v = mgw_bench_scene_kills(b->scene)
+	                              ? MGW_BENCH_VICTIM_REPLICA
+	                              : MGW_BENCH_VICTIM_NONE;
+
+	add(b, path, MGW_BENCH_MODERN, 2, MGW_BENCH_CONN_NEW,
+	    MGW_BENCH_STATE_NONE, MGW_BENCH_STORE_NONE, v);
+	if (b->overflow)
+		return;
+	c = &b->cells[b->n - 1];
+	c->flow = flow;
+	c->keep = keep;
+	c->guard = guard;
+	c->affinity = affinity;
+	mgw_bench_cell_name(c, "external", 0);
+}
+
+/* Memory state is lost whenever a round lands on the other replica, the
+ * kill or not; sealed and redis state must survive both. */
+static void mrtr(struct builder *b)
+{
+	const enum mgw_bench_path paths[] = { MGW_BENCH_DIRECT,
+		                              MGW_BENCH_GATEWAY };
+
+	for (size_t p = 0; p < 2; p++)
+		for (int k = MGW_BENCH_STORE_MEMORY; k <= MGW_BENCH_STORE_REDIS; k++)
+			add_state(b, paths[p], MGW_BENCH_FLOW_MRTR,
+			          (enum mgw_bench_store)k, 0, 0);
+}
+
+/* Sealed state without --single-use: the replicas accept an old state
+ * again, and so does a gateway without the guard; the guard refuses it. */
+static void fork_scene(struct builder *b)
+{
+	const enum mgw_bench_store k = MGW_BENCH_STORE_SEALED;
+
+	add_state(b, MGW_BENCH_DIRECT, MGW_BENCH_FLOW_FORK, k, 0, 0);
+	add_state(b, MGW_BENCH_GATEWAY, MGW_BENCH_FLOW_FORK, k, 0, 0);
+	add_state(b, MGW_BENCH_GATEWAY, MGW_BENCH_FLOW_FORK, k, 1, 0);
+}
+
+/* Memory tasks: polled on the other replica, lost, unless the gateway
+ * routes polls to the task's owner; then only the killed owner's tasks
+ * are.  Redis tasks are the reference: any replica answers. */
+static void tasks(struct builder *b)
+{
+	const enum mgw_bench_store mem = MGW_BENCH_STORE_MEMORY,
+	                           red = MGW_BENCH_STORE_REDIS;
+	const enum mgw_bench_flow t = MGW_BENCH_FLOW_TASK;
+
+	add_state(b, MGW_BENCH_DIRECT, t, mem, 0, 0);
+	add_state(b, MGW_BENCH_GATEWAY, t, mem, 0, 0);
+	add_state(b, MGW_BENCH_GATEWAY, t, mem, 0, 1);
+	add_state(b, MGW_BENCH_DIRECT, t, red, 0, 0);
+	add_state(b, MGW_BENCH_GATEWAY, t, red, 0, 0);
 }
 
 static void scale_out(struct builder *b)
@@ -339,6 +452,9 @@ int mgw_bench_scene_cells(enum mgw_bench_scene s,
 	case MGW_BENCH_POD_KILL: pod_kill(&b, 0); break;
 	case MGW_BENCH_GATEWAY_KILL: gateway_kill(&b); break;
 	case MGW_BENCH_REDIS_OUTAGE: redis_outage(&b); break;
+	case MGW_BENCH_MRTR: mrtr(&b); break;
+	case MGW_BENCH_FORK: fork_scene(&b); break;
+	case MGW_BENCH_TASKS: tasks(&b); break;
 	case MGW_BENCH_DEMO: pod_kill(&b, 1); break;
 	case MGW_BENCH_SOAK: break; /* one cell, built by soak.c */
 	case MGW_BENCH_SCENE_N: return MGW_EINVAL;

@@ -11,7 +11,7 @@
 #define MGW_BENCH_MAX_CELLS 32
 
 /* "scale-out", "handles", "pod-kill", "gateway-kill", "redis-outage",
- * "demo", "soak". */
+ * "mrtr", "fork", "tasks", "demo", "soak". */
 const char *mgw_bench_scene_name(enum mgw_bench_scene s);
 
 /* Parses a scene name.  Returns 0 or MGW_EINVAL ("all" is not a scene:
@@ -31,7 +31,7 @@ const char *mgw_bench_store_name(enum mgw_bench_store s);
 const char *mgw_bench_victim_name(enum mgw_bench_victim v);
 
 /* The scene's defaults, before command-line overrides: offered rate
- * (200 rps scale-out, 100 otherwise), run length (30 s without a kill,
+ * (200 rps scale-out, 50 mrtr/fork/tasks, 100 otherwise), run length (30 s without a kill,
  * 60 s with one; --quick: 4 s and 6 s) and kill time (20 s; --quick
  * 2 s). */
 double mgw_bench_scene_rate(enum mgw_bench_scene s);
@@ -39,6 +39,11 @@ double mgw_bench_scene_duration(enum mgw_bench_scene s, int quick);
 double mgw_bench_scene_kill_at(enum mgw_bench_scene s, int quick);
 /* 1 when the scene's cells kill something. */
 int mgw_bench_scene_kills(enum mgw_bench_scene s);
+/* 1 for mrtr, fork and tasks: scenes whose replicas keep request state
+ * or tasks (their reports add a table of what that state did). */
+int mgw_bench_scene_stateful(enum mgw_bench_scene s);
+/* "mrtr", "fork", "task"; NULL for MGW_BENCH_FLOW_PLAIN. */
+const char *mgw_bench_flow_name(enum mgw_bench_flow f);
 
 /* Fills cells[0..cap) with the scene's cells for o (rate, duration and
  * kill time after o's overrides; external-path cells only when

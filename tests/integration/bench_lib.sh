@@ -91,6 +91,15 @@ def others: ["http_4xx","http_5xx","rpc_error","tool_error","timeout",
        then "session_losses \(.session_losses)" else empty end),
       (if .handle_losses != ([$t[] | .failures.handle_lost] | add)
        then "handle_losses \(.handle_losses)" else empty end),
+      (if .state_losses != ([$t[] | .failures.state_lost // 0] | add)
+       then "state_losses \(.state_losses)" else empty end),
+      (if .task_losses != ([$t[] | .failures.task_lost // 0] | add)
+       then "task_losses \(.task_losses)" else empty end),
+      (if has("dialogues") and (.dialogues != ([$t[] | .dialogues] | add)
+           or .forked != ([$t[] | .forked] | add)
+           or .refused != ([$t[] | .refused] | add)
+           or .tasks != ([$t[] | .tasks] | add))
+       then "flow counts \(.dialogues)/\(.forked)/\(.refused)/\(.tasks)" else empty end),
       (if .other_failures != ([$t[] | .failures as $f | others | map($f[.]) | add] | add)
        then "other_failures \(.other_failures)" else empty end),
       (if .repins != ([$v[] | .repins | numbers] | if length == 0 then null else add end)
@@ -105,7 +114,7 @@ check_aggregation() {
 	# every run file listed, keyed by its path, with what the rules read
 	if ! (cd "$OUT" && jq -n '[inputs | {key: input_filename, value: {valid,
 		repins, load: {total: (.load.total | {achieved_rps, latency_ms,
-		failures})}}}] | from_entries' \
+		failures, dialogues, forked, refused, tasks})}}}] | from_entries' \
 		$(jq -r '.scenes[].cells[].runs[]' report.json)) >"$idx" 2>"$T_DIR/jq.err"; then
 		fail "the run files listed in report.json cannot be read: $(head -c 300 "$T_DIR/jq.err")"
 		return
@@ -138,7 +147,7 @@ check_outputs() {
 		fail "report.md lacks the exact table header"
 	fi
 	assert_eq "report.md rows" "$ncells" \
-		"$(sed -n '/^| cell |/,/^$/p' "$OUT/report.md" | grep -v '^| cell |' | grep -c '^| [a-z]')"
+		"$(sed -n '/^| cell | n |/,/^$/p' "$OUT/report.md" | grep -v '^| cell |' | grep -c '^| [a-z]')"
 	assert_eq "report.csv lines" "$((ncells + 1))" "$(wc -l <"$OUT/report.csv" | tr -d ' ')"
 	assert_eq "every cell keeps the shape's names" "0" "$(rj '[.scenes[].cells[] |
 		select((has("cell") and has("path") and has("era") and has("replicas")

@@ -3,7 +3,9 @@
  * repetitions count, losses are sums, other failures are every other
  * kind, latency medians skip runs without a latency, re-pins stay null
  * without a gateway, saturation at 95 % of the offered rate, and a cell
- * without a valid repetition reports nulls, never zeros. */
+ * without a valid repetition reports nulls, never zeros; a stateful
+ * cell (mrtr, fork, tasks) sums its flow counts, state and task losses,
+ * the gateways' and replicas' counters into its own columns. */
 #include "autoconf.h"
 
 #include <math.h>
@@ -211,9 +213,91 @@ static void test_other_failures_list(void **state)
 	for (const char *const *k = mgw_bench_other_failures; *k; k++) {
 		assert_string_not_equal(*k, "session_lost");
 		assert_string_not_equal(*k, "handle_lost");
+		assert_string_not_equal(*k, "state_lost");
+		assert_string_not_equal(*k, "task_lost");
 		n++;
 	}
-	assert_int_equal(n, 8); /* with state_lost */
+	assert_int_equal(n, 7);
+}
+
+/* A run of a stateful cell: the load total's flow counts and failures,
+ * a gateway's counters after the run, two replica samples. */
+static json_t *state_run(int valid, int forked, int state_lost, int task_lost,
+                         int conn)
+{
+	json_t *total = json_pack(
+		"{s:f, s:{s:f, s:f}, s:{s:i, s:i, s:i, s:i, s:i}, s:i, s:i, s:i, "
+		"s:i, s:i, s:i, s:i}",
+		"achieved_rps", 50.0, "latency_ms", "p50", 200.0, "p99", 210.0,
+		"failures", "session_lost", 0, "handle_lost", 0, "state_lost",
+		state_lost, "task_lost", task_lost, "connect_error", conn,
+		"dialogues", 100, "rounds", 300, "represented", 100, "forked", forked,
+		"refused", 100 - forked, "tasks", 0, "task_polls", 0);
+	json_t *gw = json_pack("[{s:s, s:{s:[{s:{s:i}}], s:{s:i}}}]", "when",
+		"after the run", "stats", "upstreams", "tasks", "owner_gone", 2,
+		"mrtr_guard", "refused", 100 - forked);
+	json_t *reps = json_pack("[{s:{s:i, s:i, s:i, s:i}}, {s:{s:i, s:i, s:i, "
+		"s:i}}]", "stats", "mrtr_states_issued", 120, "mrtr_state_bytes_total",
+		30000, "mrtr_completed", 40, "mrtr_store_ops", 240, "stats",
+		"mrtr_states_issued", 180, "mrtr_state_bytes_total", 45000,
+		"mrtr_completed", 60, "mrtr_store_ops", 360);
+
+	return json_pack("{s:b, s:o, s:o, s:{s:o}}", "valid", valid,
+	                 "gateway_stats", gw, "replica_stats", reps, "load",
+	                 "total", total);
+}
+
+static void test_state_cell(void **state)
+{
+	struct mgw_bench_cell c;
+	json_t *runs = json_array(), *paths = json_array(), *o, *f;
+
+	(void)state;
+	cell(&c, 50);
+	c.era = MGW_BENCH_MODERN;
+	c.flow = MGW_BENCH_FLOW_FORK;
+	c.keep = MGW_BENCH_STORE_SEALED;
+	c.guard = 1;
+	json_array_append_new(runs, state_run(1, 10, 3, 1, 2));
+	json_array_append_new(runs, state_run(1, 20, 4, 0, 0));
+	json_array_append_new(runs, state_run(0, 99, 99, 99, 99)); /* left out */
+	for (int i = 1; i <= 3; i++)
+		json_array_append_new(paths, json_sprintf("runs/f-r%02d.json", i));
+	o = mgw_bench_aggregate(&c, runs, paths);
+	assert_non_null(o);
+	assert_string_equal(json_string_value(json_object_get(o, "flow")), "fork");
+	assert_string_equal(json_string_value(json_object_get(o, "keep")), "sealed");
+	assert_true(json_is_true(json_object_get(o, "guard")));
+	assert_true(json_is_false(json_object_get(o, "affinity")));
+	assert_int_equal(integer(o, "dialogues"), 200);
+	assert_int_equal(integer(o, "rounds"), 600);
+	assert_int_equal(integer(o, "represented"), 200);
+	assert_int_equal(integer(o, "forked"), 30);
+	assert_int_equal(integer(o, "refused"), 170);
+	assert_int_equal(integer(o, "state_losses"), 7);
+	assert_int_equal(integer(o, "task_losses"), 1);
+	/* state and task losses have columns: not "other" */
+	assert_int_equal(integer(o, "other_failures"), 2);
+	assert_int_equal(integer(o, "task_owner_gone"), 4);
+	assert_int_equal(integer(o, "guard_refused"), 170);
+	/* (30000 + 45000) bytes / (120 + 180) states, twice over */
+	assert_float_equal(num(o, "state_bytes_per_round", NULL), 250.0, 1e-9);
+	assert_float_equal(num(o, "store_ops_per_dialogue", NULL), 6.0, 1e-9);
+	f = json_object_get(o, "failures");
+	/* the fork scene's loss kind, for the losses chart */
+	assert_int_equal(json_integer_value(json_object_get(f, "forked")), 30);
+	assert_int_equal(json_integer_value(json_object_get(f, "state_lost")), 7);
+	json_decref(o);
+
+	/* a cell of the other scenes has none of these keys */
+	c.flow = MGW_BENCH_FLOW_PLAIN;
+	o = mgw_bench_aggregate(&c, runs, paths);
+	assert_null(json_object_get(o, "dialogues"));
+	assert_null(json_object_get(json_object_get(o, "failures"), "forked"));
+	assert_int_equal(integer(o, "state_losses"), 7);
+	json_decref(o);
+	json_decref(runs);
+	json_decref(paths);
 }
 
 int main(void)
@@ -224,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_saturation_and_repins),
 		cmocka_unit_test(test_no_valid_run),
 		cmocka_unit_test(test_other_failures_list),
+		cmocka_unit_test(test_state_cell),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
