@@ -3,7 +3,8 @@
  * range, latencies, the three losses and re-pins, a dash where there is
  * no number (never a zero), the saturation mark and legend, invalid
  * repetitions listed with their reasons, '|' in names escaped; the CSV
- * has one quoted-where-needed row per cell. */
+ * has one quoted-where-needed row per cell; the mrtr, fork and tasks
+ * scenes add their state table, other scenes none. */
 #include "autoconf.h"
 
 #include <setjmp.h>
@@ -96,6 +97,50 @@ static void test_table(void **state)
 	free(md);
 }
 
+static const char state_text[] =
+	"{\"scene\": \"mrtr\", \"cells\": ["
+	" {\"cell\": \"modern direct 2 replicas, memory request state\","
+	"  \"dialogues\": 1500, \"rounds\": 2100, \"state_losses\": 1200,"
+	"  \"other_failures\": 40, \"state_bytes_per_round\": 36.0,"
+	"  \"store_ops_per_dialogue\": null},"
+	" {\"cell\": \"modern direct 2 replicas, redis request state\","
+	"  \"dialogues\": 1500, \"rounds\": 4400, \"state_losses\": 0,"
+	"  \"other_failures\": 41, \"state_bytes_per_round\": 36.0,"
+	"  \"store_ops_per_dialogue\": 6.125}]}";
+
+static void test_state_table(void **state)
+{
+	json_t *s = json_loads(state_text, 0, NULL), *other;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(s);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(mgw_bench_report_md_state_table(f, s), 0);
+	fclose(f);
+	assert_string_equal(buf,
+		"| cell | dialogues | rounds | state lost | other failures | "
+		"requestState bytes per round | store ops per dialogue |\n"
+		"|---|---:|---:|---:|---:|---:|---:|\n"
+		"| modern direct 2 replicas, memory request state | 1500 | 2100 | "
+		"1200 | 40 | 36.0 | – |\n"
+		"| modern direct 2 replicas, redis request state | 1500 | 4400 | 0 | "
+		"41 | 36.0 | 6.1 |\n");
+	free(buf);
+	/* other scenes have no second table */
+	other = json_pack("{s:s, s:[]}", "scene", "pod-kill", "cells");
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(mgw_bench_report_md_state_table(f, other), 0);
+	fclose(f);
+	assert_string_equal(buf, "");
+	free(buf);
+	json_decref(other);
+	json_decref(s);
+}
+
 static void test_csv(void **state)
 {
 	char *csv = render(1), *line2, *line3;
@@ -126,6 +171,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_state_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
