@@ -29,6 +29,7 @@
 #include "http/server.h"
 #include "mcp/sep2243.h"
 #include "util/rand.h"
+#include "util/time.h"
 
 #define EXT_TASKS "io.modelcontextprotocol/tasks"
 #define META_CAPS "io.modelcontextprotocol/clientCapabilities"
@@ -108,10 +109,7 @@ void mgw_be_task_deinit(struct mgw_be_task *t)
 
 uint64_t mgw_be_wall_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return mgw_wall_ms();
 }
 
 json_t *mgw_be_slow_job_result(uint32_t ms)

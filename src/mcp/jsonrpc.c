@@ -127,6 +127,16 @@ static int extract_params(struct mgw_jrpc_msg *m, json_t *params)
 		return -1;
 	}
 	m->name = plain_string(name);
+	if (!strncmp(m->method, "tasks/", 6)) {
+		json_t *tid = json_object_get(params, "taskId");
+
+		if (tid && json_is_string(tid) && !plain_string(tid)) {
+			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
+			            "params taskId contains a NUL character");
+			return -1;
+		}
+		m->task_id = plain_string(tid);
+	}
 	return 0;
 }
 
@@ -181,6 +191,7 @@ static void classify_object(struct mgw_jrpc_msg *m, json_t *o)
 			m->meta = NULL;
 			m->meta_protocol_version = NULL;
 			m->name = NULL;
+			m->task_id = NULL;
 		}
 		return;
 	}

@@ -38,6 +38,10 @@ struct mgw_jrpc_msg {
 	json_t *params;           /* object or NULL */
 	const char *name;         /* params.name (tools/call, prompts/get) or
 	                           * params.uri (resources/read), else NULL */
+	const char *task_id;      /* params.taskId of a tasks/... request (the
+	                           * value Mcp-Name mirrors, SEP-2663), else
+	                           * NULL; kept apart from name since a task id
+	                           * may be a bearer handle, never logged */
 	json_t *meta;             /* params._meta object or NULL */
 	const char *meta_protocol_version; /* _meta["io.modelcontextprotocol/protocolVersion"] */
 	int error_code;           /* for INVALID: -32700 or -32600 */
@@ -59,7 +63,7 @@ struct mgw_jrpc_msg {
  * Numbers of any size are read (MGW_JSON_WIDE_NUMBERS, mcp/json.h): an
  * integer id beyond json_int_t is a wide number, which the builders
  * below write back as its exact text.
- * m->name is filled for requests only; extracted strings never contain an
+ * m->name and m->task_id are filled for requests only; extracted strings never contain an
  * embedded NUL (such a method/name makes the message INVALID).  One
  * leading UTF-8 byte order mark (EF BB BF) is ignored, as RFC 8259 8.1
  * allows (the bytes themselves are never changed: the caller forwards

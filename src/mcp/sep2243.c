@@ -326,12 +326,21 @@ static int check_method(const struct mgw_headers *h,
 	return 1;
 }
 
+/* The methods whose Mcp-Name is params.taskId (SEP-2663, "Streamable
+ * HTTP: Routing Headers"): intermediaries route them to the server that
+ * holds the task. */
+static int is_task_method(const char *method)
+{
+	return !strcmp(method, "tasks/get") || !strcmp(method, "tasks/update") ||
+	       !strcmp(method, "tasks/cancel");
+}
+
 static int check_name(const struct mgw_headers *h,
                       const struct mgw_jrpc_msg *m,
                       struct mgw_sep2243_verdict *v)
 {
 	char a[200], b[200];
-	const char *field, *hv;
+	const char *field, *hv, *name = m->name;
 	size_t hlen, dlen;
 	char *dec;
 	int r, eq;
@@ -343,7 +352,14 @@ static int check_name(const struct mgw_headers *h,
 	else if (!strcmp(m->method, "tools/call") ||
 	         !strcmp(m->method, "prompts/get"))
 		field = "params.name";
-	else
+	else if (is_task_method(m->method)) {
+		/* a taskId that is not a string is the server's -32602 to
+		 * answer, whatever the header says */
+		if (!m->task_id && json_object_get(m->params, "taskId"))
+			return 1;
+		field = "params.taskId";
+		name = m->task_id;
+	} else
 		return 1;
 	r = get_one(h, "Mcp-Name", &hv, &hlen);
 	if (r < 0) {
@@ -352,11 +368,11 @@ static int check_name(const struct mgw_headers *h,
 		return 0;
 	}
 	if (r == 0) {
-		if (!m->name)
+		if (!name)
 			return 1; /* the method handler reports the missing name */
 		fail_v(v, MGW_MCP_HEADER_MISMATCH,
 		       "Header mismatch: missing Mcp-Name header (%s is '%s')",
-		       field, show(m->name, strlen(m->name), b, 48));
+		       field, show(name, strlen(name), b, 48));
 		return 0;
 	}
 	dec = mgw_sep2243_decode(hv, hlen, &dlen);
@@ -366,19 +382,19 @@ static int check_name(const struct mgw_headers *h,
 		       show(hv, hlen, a, 48));
 		return 0;
 	}
-	if (!m->name) {
+	if (!name) {
 		fail_v(v, MGW_MCP_HEADER_MISMATCH,
 		       "Header mismatch: Mcp-Name header value '%s' but the body has no %s",
 		       show(dec, dlen, a, 48), field);
 		free(dec);
 		return 0;
 	}
-	eq = bytes_eq(dec, dlen, m->name, strlen(m->name));
+	eq = bytes_eq(dec, dlen, name, strlen(name));
 	if (!eq)
 		fail_v(v, MGW_MCP_HEADER_MISMATCH,
 		       "Header mismatch: Mcp-Name header value '%s' does not match %s '%s'",
 		       show(dec, dlen, a, 48), field,
-		       show(m->name, strlen(m->name), b, 48));
+		       show(name, strlen(name), b, 48));
 	free(dec);
 	return eq;
 }

@@ -63,8 +63,11 @@ struct mgw_sep2243_verdict {
  * - notifications (for which this revision defines no header rules) need
  *   MCP-Protocol-Version; Mcp-Method is checked only when present;
  * - Mcp-Name is required for tools/call, prompts/get and resources/read
- *   requests whose body has the name/uri; sent while the body has none it
- *   is a mismatch; on other methods it is ignored;
+ *   requests whose body has the name/uri, and (SEP-2663, the tasks
+ *   extension) for tasks/get, tasks/update and tasks/cancel whose body
+ *   has params.taskId; sent while the body has none it is a mismatch
+ *   (a taskId that is not a string is left to the server's -32602); on
+ *   other methods it is ignored;
  * - a declared Mcp-Param-* header must be present when the argument is
  *   present and non-null, and absent otherwise; integers compare
  *   numerically ("42.0" matches 42); values that are objects or arrays

@@ -66,7 +66,7 @@ static const char *era_name(enum mgw_era e)
 void mgw_access_json(const struct mgw_txn *t, int status)
 {
 	const struct mgw_http_exchange *x = t->x;
-	char line[LINE_BYTES], ts[32], sess[64], trace[33];
+	char line[LINE_BYTES], ts[32], sess[64], tname[64], trace[33];
 	const char *session, *tp, *hname = NULL;
 	char *decoded = NULL;
 	size_t body_len, name_len = 0;
@@ -77,7 +77,13 @@ void mgw_access_json(const struct mgw_txn *t, int status)
 	mgw_http_req_body(x, &body_len);
 	session = t->session ? t->session : mgw_http_req_header(x, "mcp-session-id");
 	tp = mgw_http_req_header(x, "traceparent");
-	if (t->have_msg && t->msg.name) {
+	if (t->have_msg && t->msg.task_id) {
+		/* a task id may be a bearer handle (SEP-2663): shown as a
+		 * session id is, its start and length */
+		hname = mgw_log_redact("mcp-session-id", t->msg.task_id, tname,
+		                       sizeof(tname));
+		name_len = strlen(hname);
+	} else if (t->have_msg && t->msg.name) {
 		hname = t->msg.name;
 		name_len = strlen(hname);
 	} else if ((hname = mgw_http_req_header(x, "mcp-name")) != NULL) {

@@ -9,6 +9,7 @@
 #include "proxy/conf_serve.h"
 #include "core/errors.h"
 #include "proxy/admin.h"
+#include "proxy/affinity.h"
 #include "proxy/replay.h"
 #include "proxy/stateful.h"
 #include "proxy/upstream.h"
@@ -38,6 +39,24 @@ static json_t *replays_json(const struct mgw_upstream_group *g, uint64_t now)
 	                 "refused", (json_int_t)atomic_load(&r->refused),
 	                 "tools_lists_learned", (json_int_t)atomic_load(&r->learned),
 	                 "safe_tools", (json_int_t)mgw_replay_tools_count(&r->tools, now));
+}
+
+/* Task affinity (affinity: task): what the group learned and how its
+ * tasks/... requests were routed. */
+static json_t *tasks_json(const struct mgw_upstream_group *g)
+{
+	struct mgw_task_map *m = g->tasks;
+
+	if (!m)
+		return NULL;
+	return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+	                 "known", (json_int_t)mgw_task_map_size(m),
+	                 "learned", (json_int_t)atomic_load(&m->learned),
+	                 "routed", (json_int_t)atomic_load(&m->routed),
+	                 "owner_gone", (json_int_t)atomic_load(&m->owner_gone),
+	                 "misses", (json_int_t)atomic_load(&m->misses),
+	                 "shared_hits", (json_int_t)atomic_load(&m->shared_hits),
+	                 "evicted", (json_int_t)atomic_load(&m->evicted));
 }
 
 /* The requestState guard's counters (mrtr_set.h). */
@@ -78,10 +97,11 @@ static json_t *upstreams_json(const struct mgw_upstreams *ups)
 			if (!strcmp(json_string_value(json_object_get(sj, "state")), "up"))
 				up++;
 		}
-		o = json_pack("{s:s, s:I, s:I, s:o, s:o*}", "name", g->name,
+		o = json_pack("{s:s, s:I, s:I, s:o, s:o*, s:o*}", "name", g->name,
 		              "servers_total", (json_int_t)g->n_servers,
 		              "servers_up", (json_int_t)up, "servers", servers,
-		              "replays", replays_json(g, now));
+		              "replays", replays_json(g, now),
+		              "tasks", tasks_json(g));
 		if (!o || json_array_append_new(a, o) != 0)
 			goto fail;
 	}

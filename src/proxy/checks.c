@@ -11,7 +11,8 @@
 /* The order of the checks: the repeated-header and Origin checks cover
  * every page, the gateway's own included; the Protected Resource
  * Metadata needs no token; authentication comes first among the routed
- * checks (it needs the route: auth: may be off on it). */
+ * checks (it needs the route: auth: may be off on it); task affinity
+ * comes after the sep2243 check, which confirms Mcp-Name = taskId. */
 static const struct mgw_check *const table[] = {
 	&mgw_check_singleton,
 	&mgw_check_origin,
@@ -25,6 +26,8 @@ static const struct mgw_check *const table[] = {
 	&mgw_check_sep2243,
 	&mgw_check_policy,
 	&mgw_check_ratelimit,
+	&mgw_check_affinity,    /* it may ask Redis; before the guard, which
+	                         * must be last */
 	&mgw_check_mrtr,        /* last: a request refused before it keeps
 	                         * its requestState unused */
 };

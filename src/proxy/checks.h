@@ -50,6 +50,7 @@ extern const struct mgw_check mgw_check_auth;      /* check_auth.c */
 extern const struct mgw_check mgw_check_sep2243;   /* check_sep2243.c */
 extern const struct mgw_check mgw_check_ratelimit; /* check_ratelimit.c */
 extern const struct mgw_check mgw_check_policy;    /* check_policy.c */
+extern const struct mgw_check mgw_check_affinity;  /* check_affinity.c */
 extern const struct mgw_check mgw_check_mrtr;      /* check_mrtr.c */
 
 /* The name (as spelled in answers) of the first header of h the gateway

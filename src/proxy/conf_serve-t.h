@@ -83,6 +83,32 @@ struct mgw_outlier_conf {
 };
 
 /* One upstream group: "upstreams: [{...}]". */
+/* A "redis:" section of a proxy feature that shares state between
+ * gateways (rate_limits.redis, mrtr_guard.redis; conf_ratelimit.c). */
+struct mgw_redis_conf {
+	char *url;                 /* url (none) */
+	double timeout;            /* timeout (50ms) per command */
+	char **sentinels;          /* sentinels (none): as
+	                            * sessions.redis.sentinels */
+	size_t n_sentinels;
+	char *master_name;         /* master_name */
+};
+
+/* affinity: none|task, and "task_affinity:" of a group (affinity.h):
+ * tasks/... requests go to the server that created the task. */
+enum mgw_affinity_conf { MGW_AFFINITY_NONE = 0, MGW_AFFINITY_TASK };
+struct mgw_task_affinity_conf {
+	int mode;                  /* affinity (none); MGW_AFFINITY_* */
+	uint32_t max_tasks;        /* task_affinity.max_tasks (100000): tasks
+	                            * remembered; the one learned longest ago
+	                            * goes first */
+	double max_ttl;            /* task_affinity.max_ttl (24h): the most a
+	                            * task is remembered, whatever its ttlMs */
+	struct mgw_redis_conf redis; /* task_affinity.redis (none): share
+	                            * the map with other gateways; a slower
+	                            * answer than redis.timeout is a miss */
+};
+
 struct mgw_upstream_conf {
 	char *name;                /* name (required, unique) */
 	enum mgw_balancer_conf balancer; /* balancer (round_robin) */
@@ -104,6 +130,7 @@ struct mgw_upstream_conf {
 	                            * holding it (read when the file loads) */
 	int tools_probe;           /* tools_probe (false): the gateway asks
 	                            * for tools/list itself (tools_probe.h) */
+	struct mgw_task_affinity_conf affinity; /* affinity, task_affinity */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */
@@ -126,17 +153,6 @@ struct mgw_rate_limit_conf {
 	                            * (principal); MGW_RL_KEY_* */
 	int shared;                /* shared: none|redis (none): one bucket per
 	                            * gateway, or one in Redis for all */
-};
-
-/* A "redis:" section of a proxy feature that shares state between
- * gateways (rate_limits.redis, mrtr_guard.redis; conf_ratelimit.c). */
-struct mgw_redis_conf {
-	char *url;                 /* url (none) */
-	double timeout;            /* timeout (50ms) per command */
-	char **sentinels;          /* sentinels (none): as
-	                            * sessions.redis.sentinels */
-	size_t n_sentinels;
-	char *master_name;         /* master_name */
 };
 
 /* "rate_limits:": what every route's rate_limit shares. */

@@ -261,6 +261,8 @@ static int check_serve(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		                                s);
 	if (rc == 0)
 		rc = mgw_conf_check_mrtr(c, mgw_cfg_scope_value(sc, "routes"), s);
+	if (rc == 0)
+		rc = mgw_conf_check_affinity(c, ups, s);
 	if (rc != 0 || !ups || s->n_routes != 0)
 		return rc;
 	if (mgw_serve_conf_default_route(s) != 0) {

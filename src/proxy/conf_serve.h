@@ -37,6 +37,13 @@ int mgw_conf_check_rate_limits(struct mgw_cfg_ctx *c,
                                const struct mgw_cfg_node *routes,
                                const struct mgw_serve_conf *s);
 
+/* affinity: task works on the stateless path: refused in mode stateful,
+ * where no request takes it (upstreams: the groups' node, may be
+ * NULL). */
+int mgw_conf_check_affinity(struct mgw_cfg_ctx *c,
+                            const struct mgw_cfg_node *upstreams,
+                            const struct mgw_serve_conf *s);
+
 /* A route's "mrtr:" (struct mgw_mrtr_conf) and the top-level
  * "mrtr_guard:" (struct mgw_mrtr_guard_conf), in conf_mrtr.c; the check
  * that a route with shared: redis has a Redis (mrtr_guard.redis.url or

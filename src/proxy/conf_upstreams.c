@@ -33,6 +33,9 @@ static const struct mgw_cfg_enum upstream_auths[] = {
 	{"strip", MGW_UPAUTH_STRIP}, {"static", MGW_UPAUTH_STATIC},
 	{"passthrough", MGW_UPAUTH_PASSTHROUGH}, {NULL, 0},
 };
+static const struct mgw_cfg_enum affinities[] = {
+	{"none", MGW_AFFINITY_NONE}, {"task", MGW_AFFINITY_TASK}, {NULL, 0},
+};
 static const struct mgw_cfg_enum probe_types[] = {
 	{"http", MGW_PROBE_HTTP}, {"tcp", MGW_PROBE_TCP}, {NULL, 0},
 };
@@ -212,6 +215,23 @@ static const struct mgw_cfg_section up_cred_section = {
 	.fields = up_cred_fields, .nfields = MGW_CFG_COUNT(up_cred_fields),
 };
 
+/* "task_affinity:" of a group stores into its affinity member. */
+#define TA(member) MGW_CFG_AT(struct mgw_task_affinity_conf, member)
+static const struct mgw_cfg_field ta_fields[] = {
+	{.key = "max_tasks", .type = MGW_CFG_INT, TA(max_tasks), .min = 1,
+	 .max = 10000000, .def = "100000"},
+	{.key = "max_ttl", .type = MGW_CFG_DURATION, TA(max_ttl), .dmin = 1,
+	 .dmax = 30 * 86400, .def = "24h"},
+	{.key = "redis", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_task_affinity_conf, redis),
+	 .sub = &mgw_redis_conf_section},
+};
+#undef TA
+static const struct mgw_cfg_section ta_section = {
+	.size = sizeof(struct mgw_task_affinity_conf),
+	.fields = ta_fields, .nfields = MGW_CFG_COUNT(ta_fields),
+};
+
 static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                           void *obj);
 
@@ -246,6 +266,11 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	 .sub = &up_cred_section},
 	{.key = "tools_probe", .type = MGW_CFG_BOOL, U(tools_probe),
 	 .def = "false"},
+	{.key = "affinity", .type = MGW_CFG_ENUM, U(affinity.mode),
+	 .enums = affinities, .def = "none"},
+	{.key = "task_affinity", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_upstream_conf, affinity),
+	 .sub = &ta_section},
 };
 #undef U
 const struct mgw_cfg_section mgw_upstream_conf_section = {
@@ -342,6 +367,10 @@ static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 
 	if ((rc = check_upstream_auth(c, sc, u)) != 0)
 		return rc;
+	if (u->affinity.mode != MGW_AFFINITY_TASK &&
+	    mgw_cfg_scope_value(sc, "task_affinity"))
+		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "task_affinity"),
+		                    "task_affinity", "only used with affinity: task");
 	if (u->balancer == MGW_BAL_HASH && !u->hash_header)
 		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "balancer"),
 		                    "balancer", "hash needs hash_header");
@@ -372,6 +401,30 @@ static int check_upstream(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 			return mgw_cfg_fail(c, at, key, "same URL as servers[%zu]",
 			                    j);
 		}
+	}
+	return 0;
+}
+
+int mgw_conf_check_affinity(struct mgw_cfg_ctx *c,
+                            const struct mgw_cfg_node *upstreams,
+                            const struct mgw_serve_conf *s)
+{
+	char key[64];
+
+	if (s->mode != MGW_MODE_STATEFUL)
+		return 0;
+	for (size_t i = 0; i < s->n_upstreams; i++) {
+		if (s->upstreams[i].affinity.mode != MGW_AFFINITY_TASK)
+			continue;
+		snprintf(key, sizeof(key), "upstreams[%zu].affinity", i);
+		return mgw_cfg_fail(c, upstreams && i < upstreams->n
+		                       ? mgw_cfg_map_value(upstreams->kids[i],
+		                                           "affinity")
+		                       : NULL,
+		                    key, "task needs the stateless path (mode: "
+		                    "stateless or auto); in mode stateful a "
+		                    "session's requests already stay on its "
+		                    "replica");
 	}
 	return 0;
 }

@@ -17,6 +17,13 @@ static struct mgw_fo_out act(enum mgw_fo_action a, enum mgw_repin_reason r)
 	return o;
 }
 
+/* Name resolution, TCP connect or TLS failed: nobody answered there. */
+static int connect_failed(const struct mgw_fo_in *in)
+{
+	return (in->flags & MGW_CLIENT_F_CONNECT) || in->cls == MGW_CLIENT_E_DNS ||
+	       in->cls == MGW_CLIENT_E_CONNECT || in->cls == MGW_CLIENT_E_TLS;
+}
+
 /* A session request lost in flight (sent, then the replica went away). */
 static struct mgw_fo_out lost_in_flight(const struct mgw_fo_in *in)
 {
@@ -71,6 +78,11 @@ struct mgw_fo_out mgw_failover_decide(const struct mgw_fo_in *in)
 		return act(MGW_FO_ABORT, 0);
 	switch (in->req) {
 	case MGW_FO_STATELESS:
+		/* the owner of the task refused or failed to connect: no
+		 * other server has the task (a live one that lost a pooled
+		 * connection is asked again below) */
+		if (in->pinned && connect_failed(in))
+			return act(MGW_FO_GONE, 0);
 		if (mgw_fo_not_sent(in->flags))
 			return act(retries_left ? MGW_FO_RETRY : MGW_FO_FAIL, 0);
 		return stateless_lost(in, retries_left);
@@ -93,7 +105,7 @@ const char *mgw_fo_action_name(enum mgw_fo_action a)
 {
 	static const char *const names[] = {
 		"fail", "abort", "retry", "drop", "repin", "refuse", "replay",
-		"replay_repin",
+		"replay_repin", "gone",
 	};
 
 	return (unsigned)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";

@@ -3,13 +3,17 @@
  * (tests/unit/proxy/failover_test.c).
  *
  *   the answer had started streaming           cut it (ABORT)
- *   stateless: nothing was sent, retries left  another server (RETRY)
+ *   stateless, pinned to a task's owner (affinity: task), the
+ *     connection to it failed                  the task is gone (GONE)
+ *   stateless: nothing was sent, retries left  another server (RETRY;
+ *                                              pinned: the owner again)
  *   stateless: lost in flight (closed or reset after the request went,
  *     no response head yet or a collected answer cut short):
  *     waited for a connection, or timed out    error (FAIL)
  *     not safe to send again (replay.h)        -32010 (REFUSE)
  *     safe, retries left                       another server, a
- *                                              budgeted retry (REPLAY)
+ *                                              budgeted retry (REPLAY;
+ *                                              pinned: the owner again)
  *     safe, retries used up                    error (FAIL)
  *   initialize: not sent, or the replica closed or reset it before the
  *     answer, retries left                     another server (RETRY)
@@ -52,6 +56,9 @@ enum mgw_fo_action {
 	                        * (a budgeted retry); a session request,
 	                        * through the pin check */
 	MGW_FO_REPLAY_REPIN,   /* send again after a re-pin (reason) */
+	MGW_FO_GONE,           /* stateless, pinned: the owner of the task
+	                        * cannot be reached; answer "task not
+	                        * found" (check_affinity.c) */
 };
 
 /* The facts of one failed attempt. */
@@ -68,6 +75,8 @@ struct mgw_fo_in {
 	unsigned max_replays;          /* sessions.max_repin_attempts */
 	int same_as_last_loss;         /* the previous loss in flight was on
 	                                * this attempt's server */
+	int pinned;                    /* stateless: every attempt goes to
+	                                * one server, the owner of a task */
 };
 
 struct mgw_fo_out {

@@ -14,6 +14,7 @@
 
 #include "auth/keyring.h"
 #include "core/errors.h"
+#include "proxy/affinity.h"
 #include "proxy/metrics.h"
 #include "proxy/mrtr_set.h"
 #include "proxy/ratelimit.h"
@@ -396,6 +397,56 @@ static void upstreams(struct mgw_prom *p, const struct mgw_metrics *m,
 	}
 }
 
+/* Task affinity of the groups that have it (affinity.h). */
+static void task_affinity(struct mgw_prom *p, const struct mgw_upstreams *ups)
+{
+	static const char *const result[] = {
+		"learned", "routed", "owner_gone", "miss", "shared_hit", "evicted",
+	};
+	size_t with = 0;
+
+	for (size_t gi = 0; gi < ups->n_groups; gi++)
+		with += ups->groups[gi].tasks != NULL;
+	if (!with)
+		return;
+	mgw_prom_family(p, "mcpgw_task_affinity_total", "counter",
+	                "Task affinity (affinity: task), by upstream group and "
+	                "result: \"learned\" (a task-creating answer seen), "
+	                "\"routed\" (a tasks/ request sent to the task's "
+	                "owner), \"owner_gone\" (answered task not found: the "
+	                "owner is gone), \"miss\" (a task not known: "
+	                "balanced), \"shared_hit\" (known from Redis), "
+	                "\"evicted\" (forgotten for task_affinity.max_tasks).");
+	for (size_t gi = 0; gi < ups->n_groups; gi++) {
+		struct mgw_task_map *m = ups->groups[gi].tasks;
+		const atomic_uint_fast64_t *c[6];
+
+		if (!m)
+			continue;
+		c[0] = &m->learned;
+		c[1] = &m->routed;
+		c[2] = &m->owner_gone;
+		c[3] = &m->misses;
+		c[4] = &m->shared_hits;
+		c[5] = &m->evicted;
+		for (size_t k = 0; k < 6; k++)
+			mgw_prom_sample_u64(p, "mcpgw_task_affinity_total",
+			                    (struct mgw_prom_label[]){
+			                    	L("upstream", ups->groups[gi].name),
+			                    	L("result", result[k])},
+			                    2, ld(c[k]));
+	}
+	mgw_prom_family(p, "mcpgw_task_affinity_tasks", "gauge",
+	                "Tasks the gateway knows the owner of, by upstream "
+	                "group.");
+	for (size_t gi = 0; gi < ups->n_groups; gi++)
+		if (ups->groups[gi].tasks)
+			mgw_prom_sample_u64(p, "mcpgw_task_affinity_tasks",
+			                    (struct mgw_prom_label[]){
+			                    	L("upstream", ups->groups[gi].name)},
+			                    1, mgw_task_map_size(ups->groups[gi].tasks));
+}
+
 /* ---- sessions ------------------------------------------------------------------- */
 
 static void counter1(struct mgw_prom *p, const char *name, const char *help,
@@ -727,6 +778,7 @@ int mgw_metrics_page(const struct mgw_metrics *m, const struct mgw_routes *rt,
 	limits(&p, m, rt);
 	mrtr(&p, m);
 	upstreams(&p, m, ups);
+	task_affinity(&p, ups);
 	if (sh)
 		sessions(&p, sh);
 	auth(&p, m, keys);

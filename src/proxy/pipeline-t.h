@@ -74,6 +74,13 @@ struct mgw_pipeline {
 	                                      * connection for mrtr: shared:
 	                                      * redis, made at first use */
 	struct mgw_log_limit mrtr_log;       /* its connection errors */
+	struct mgw_redis **task_redis;       /* owned: this worker's
+	                                      * connection per upstream group
+	                                      * for task_affinity.redis (index
+	                                      * of the group), made at first
+	                                      * use; NULL until then */
+	size_t n_task_redis;
+	struct mgw_log_limit task_log;       /* their connection errors */
 };
 
 #endif

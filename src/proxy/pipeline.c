@@ -39,6 +39,7 @@ struct mgw_pipeline *mgw_pipeline_new(struct event_base *base,
 	pl->ups = ups;
 	mgw_log_limit_init(&pl->rl_log, "rate_limits.redis", 1, MGW_LOG_WARN);
 	mgw_log_limit_init(&pl->mrtr_log, "mrtr_guard.redis", 1, MGW_LOG_WARN);
+	mgw_log_limit_init(&pl->task_log, "task_affinity.redis", 1, MGW_LOG_WARN);
 	pl->pool = mgw_upool_new(base, ups, n_workers, seed, err, errlen);
 	if (!pl->pool) {
 		free(pl);
@@ -88,6 +89,9 @@ void mgw_pipeline_free(struct mgw_pipeline *pl)
 	mgw_upool_free(pl->pool);
 	mgw_redis_free(pl->rl_redis); /* waiting checks' replies: MGW_EIO */
 	mgw_redis_free(pl->mrtr_redis);
+	for (size_t i = 0; i < pl->n_task_redis; i++)
+		mgw_redis_free(pl->task_redis[i]);
+	free(pl->task_redis);
 	free(pl);
 }
 

@@ -5,7 +5,10 @@
  * head, or a collected answer cut short) and is safe to send again
  * (replay.h), within the route's retries and the retry budget, and never
  * after the answer's head went to the client (failover.h).  tools/list
- * answers teach the route's group which tools are safe to repeat.
+ * answers teach the route's group which tools are safe to repeat; with
+ * affinity: task, task-creating tools/call answers teach it which server
+ * holds which task, and a tasks/... request pinned to its owner
+ * (t->owner, check_affinity.c) is only ever sent there.
  * doc/serve.md tells the behaviour as users see it. */
 #include "autoconf.h"
 
@@ -14,6 +17,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "http/server.h"
+#include "proxy/affinity.h"
 #include "proxy/errors.h"
 #include "proxy/failover.h"
 #include "proxy/handler.h"
@@ -69,10 +73,11 @@ static void attempt(struct mgw_txn *t, enum mgw_upool_budget budget,
 			return;
 		}
 		/* this server's queue is full: another one may take it, as a
-		 * first attempt still (nothing was sent) */
+		 * first attempt still (nothing was sent); a task's owner is
+		 * the only one that can */
 		why_last = MGW_PERR_OVERLOADED;
 		detail = NULL;
-		if (t->attempts > t->route->conf->retries) {
+		if (t->owner || t->attempts > t->route->conf->retries) {
 			mgw_txn_fail(t, MGW_PERR_OVERLOADED, NULL);
 			return;
 		}
@@ -107,17 +112,20 @@ static void on_head(struct mgw_txn *t, int status, const struct mgw_headers *h)
 {
 	unsigned flags = 0;
 
-	if (status >= 200 && status <= 299 && lists_tools(t))
+	if (status >= 200 && status <= 299 &&
+	    (lists_tools(t) || mgw_affinity_wants(t)))
 		flags |= MGW_RELAY_F_CAPTURE;
 	mgw_relay_begin(t, h, flags, 0);
 }
 
 /* A complete tools/list answer (JSON or SSE): its annotations become the
- * group's replay-safe tools (a later page, with a cursor, adds). */
+ * group's replay-safe tools (a later page, with a cursor, adds).  A
+ * tools/call answer may create a task (affinity: task). */
 static void on_complete(struct mgw_txn *t, const void *body, size_t len)
 {
 	struct mgw_replay_group *g = t->route->group->replay;
 
+	mgw_affinity_learn(t, body, len);
 	if (!g || !body || t->status < 200 || t->status > 299 || !lists_tools(t))
 		return;
 	if (mgw_replay_tools_learn_body(&g->tools, body, len, t->rl.sse,
@@ -143,6 +151,7 @@ static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
 	in.replay = mgw_replay_judge(t->have_msg ? &t->msg : NULL,
 	                             t->route->conf->replay,
 	                             mgw_replay_group_tool_safe, t->route->group);
+	in.pinned = t->owner != NULL;
 	d = mgw_failover_decide(&in);
 	if (d.action == MGW_FO_ABORT) {
 		mgw_relay_abort(t, kind == MGW_PERR_TIMEOUT
@@ -152,6 +161,9 @@ static void on_error(struct mgw_txn *t, const struct mgw_client_error *e)
 	}
 	mgw_proxy_describe_error(e, kind, detail, sizeof(detail));
 	switch (d.action) {
+	case MGW_FO_GONE:
+		mgw_affinity_gone(t);
+		return;
 	case MGW_FO_RETRY:
 		attempt(t, MGW_UPOOL_RETRY, kind, detail, 0);
 		return;

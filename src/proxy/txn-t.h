@@ -76,6 +76,10 @@ struct mgw_txn {
 	struct mgw_upstream_server *srv;  /* acquired while up is live */
 	struct mgw_upstream_server *last; /* server of the last attempt */
 	struct mgw_upstream_tried tried;
+	struct mgw_upstream_server *owner; /* affinity: task: the server
+	                                   * holding the task a tasks/...
+	                                   * request names; every attempt
+	                                   * goes there (check_affinity.c) */
 	unsigned attempts;                /* attempts sent */
 	unsigned retries;                 /* of them, budgeted retries */
 	unsigned replays;                 /* of them, replays of a request

@@ -18,6 +18,7 @@
 #include "proxy/pipeline.h"
 #include "proxy/pool.h"
 #include "proxy/relay.h"
+#include "proxy/retry.h"
 #include "proxy/txn.h"
 #include "proxy/upstream.h"
 #include "util/time.h"
@@ -321,8 +322,16 @@ struct mgw_upstream_server *mgw_txn_next_server(struct mgw_txn *t,
 	enum mgw_upstream_next v;
 	char msg[200];
 
-	v = mgw_upool_next(t->pl->pool, g, key, keylen, &t->tried, budget,
-	                   mgw_now_ms(), &s);
+	if (t->owner) {
+		/* the task lives there only: no other server will do */
+		if (budget != MGW_UPOOL_RETRY ||
+		    mgw_retry_budget_try(t->pl->ups->budget, mgw_now_ms()))
+			return t->owner;
+		v = MGW_NEXT_NO_BUDGET;
+	} else {
+		v = mgw_upool_next(t->pl->pool, g, key, keylen, &t->tried, budget,
+		                   mgw_now_ms(), &s);
+	}
 	if (v == MGW_NEXT_OK)
 		return s;
 	mgw_txn_fail(t, mgw_proxy_next_error(v, g->name, why_last, &detail, msg,

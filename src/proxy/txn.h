@@ -66,7 +66,8 @@ const char *mgw_txn_hash_key(const struct mgw_txn *t, size_t *len);
 
 /* The next server for t's route: the group's balancer (key/keylen: the
  * hash_header value, may be NULL) among those t has not tried, a
- * MGW_UPOOL_RETRY choice asking the retry budget.  NULL when there is
+ * MGW_UPOOL_RETRY choice asking the retry budget; t->owner when set
+ * (task affinity), tried or not.  NULL when there is
  * none: t was then answered (-32001, or why_last / detail, the previous
  * attempt's failure) and freed. */
 struct mgw_upstream_server *mgw_txn_next_server(struct mgw_txn *t,

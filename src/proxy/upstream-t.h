@@ -79,6 +79,7 @@ struct mgw_hash_point {
 
 /* One upstream group. */
 struct mgw_replay_group;
+struct mgw_task_map;
 
 struct mgw_upstream_group {
 	/* all immutable */
@@ -102,6 +103,9 @@ struct mgw_upstream_group {
 	                                 * when the generation was built) */
 	struct mgw_replay_group *replay; /* replay-safe tools learned, replay
 	                                 * counters (replay.h; shared) */
+	struct mgw_task_map *tasks;     /* affinity: task: which server holds
+	                                 * which task (affinity.h; shared),
+	                                 * else NULL */
 };
 
 /* Every group of one snapshot, and the proxy-wide retry budget. */

@@ -12,9 +12,11 @@
 #include "net/tls_client.h"
 #include "proxy/balancer.h"
 #include "proxy/conf_serve.h"
+#include "proxy/affinity.h"
 #include "proxy/replay.h"
 #include "proxy/retry.h"
 #include "proxy/upstream.h"
+#include "util/time.h"
 #include "util/url.h"
 
 /* Doubling stops here: 2^30 times any base is beyond every max_ejection
@@ -118,6 +120,10 @@ static void group_deinit(struct mgw_upstream_group *g)
 		mgw_replay_group_deinit(g->replay);
 		free(g->replay);
 	}
+	if (g->tasks) {
+		mgw_task_map_deinit(g->tasks);
+		free(g->tasks);
+	}
 	if (g->tls)
 		SSL_CTX_free(g->tls);
 }
@@ -140,6 +146,15 @@ static int group_init(struct mgw_upstreams *ups, size_t gi, char *err,
 	    mgw_replay_group_init(g->replay) != 0) {
 		free(g->replay);
 		g->replay = NULL;
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	if (uc->affinity.mode == MGW_AFFINITY_TASK &&
+	    (!(g->tasks = malloc(sizeof(*g->tasks))) ||
+	     mgw_task_map_init(g->tasks, uc->affinity.max_tasks,
+	                       (uint64_t)(uc->affinity.max_ttl * 1000)) != 0)) {
+		free(g->tasks);
+		g->tasks = NULL;
 		snprintf(err, errlen, "out of memory");
 		return MGW_ENOMEM;
 	}
@@ -485,6 +500,8 @@ size_t mgw_upstreams_adopt(struct mgw_upstreams *next,
 
 		if (og && og->replay && g->replay)
 			mgw_replay_group_carry(g->replay, og->replay);
+		if (og && og->tasks && g->tasks)
+			mgw_task_map_carry(g->tasks, og->tasks, mgw_now_ms());
 		for (size_t i = 0; i < g->n_servers; i++) {
 			struct mgw_upstream_server *from =
 				mgw_upstreams_same_server(old, g->name,

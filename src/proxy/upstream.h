@@ -42,7 +42,9 @@ struct mgw_upstream_server *mgw_upstreams_same_server(
 
 /* After a reload: every server of next that old also had (same group
  * name, same URL) takes old's health verdict, ejection and its counters;
- * new servers start available.  Returns how many were carried over.
+ * new servers start available; a group's replay-safe tools and its task
+ * map (affinity: task) carry over too.  Returns how many were carried
+ * over.
  * Main thread, before any worker uses next. */
 size_t mgw_upstreams_adopt(struct mgw_upstreams *next,
                            const struct mgw_upstreams *old);

@@ -11,6 +11,8 @@ uint64_t mgw_now_ms(void);
 
 /* Wall clock in seconds since the epoch (for token expiry). */
 int64_t mgw_wall_s(void);
+/* The same in milliseconds (for expiries other processes read). */
+uint64_t mgw_wall_ms(void);
 
 /* Converts seconds to a struct timeval for libevent timers. */
 struct timeval mgw_tv(double seconds);

@@ -10,43 +10,8 @@ require_tools curl jq redis-server redis-cli node
 require_mcpgw
 watchdog 150
 
-EXT=io.modelcontextprotocol/tasks
-
-# tbody ID METHOD PARAMS [CAPS]: a modern body declaring the tasks
-# extension (CAPS overrides the client capabilities).
-tbody() {
-	local caps=${4:-"{\"extensions\":{\"$EXT\":{}}}"}
-	jq -cn --argjson id "$1" --arg m "$2" --argjson p "$3" --argjson c "$caps" '
-		{jsonrpc: "2.0", id: $id, method: $m,
-		 params: ($p + {_meta: {
-			"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-			"io.modelcontextprotocol/clientCapabilities": $c}})}'
-}
-
-# tm URL ID METHOD PARAMS [curl options...]: a modern request with the
-# SEP-2243 headers, Mcp-Name being params.name or params.taskId.
-tm() {
-	local url=$1 id=$2 method=$3 params=$4 name
-	shift 4
-	name=$(printf '%s' "$params" | jq -r '.name // .taskId // empty')
-	local extra=()
-	[ -n "$name" ] && extra=(-H "Mcp-Name: $name")
-	post "$url" "$(tbody "$id" "$method" "$params")" \
-		-H "MCP-Protocol-Version: 2026-07-28" -H "Mcp-Method: $method" \
-		"${extra[@]}" "$@"
-}
-
-# tget URL TASKID: tasks/get; sets ST to the status.
-tget() {
-	tm "$1" 9 tasks/get "{\"taskId\":\"$2\"}"
-	ST=$(jq_get '.result.status // .error.code')
-}
-
-# create URL MS: a task-augmented slow_job; sets TID.
-create() {
-	tm "$1" 1 tools/call "{\"name\":\"slow_job\",\"arguments\":{\"ms\":$2}}"
-	TID=$(jq_get '.result.taskId // empty')
-}
+# tbody, tm, tget: lib.sh ("MCP: tasks").
+create() { task_create "$@"; }
 
 done_on() { tget "$1" "$2"; [ "$ST" = completed ] || [ "$ST" = failed ] || [ "$ST" = cancelled ]; }
 

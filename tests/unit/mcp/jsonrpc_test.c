@@ -89,6 +89,46 @@ static void test_request_names(void **state)
 	mgw_jrpc_msg_deinit(&m);
 }
 
+/* tasks/... requests expose params.taskId (what Mcp-Name mirrors,
+ * SEP-2663) apart from name: a task id may be a bearer handle, and name
+ * is logged and counted. */
+static void test_request_task_id(void **state)
+{
+	struct mgw_jrpc_msg m;
+
+	(void)state;
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\","
+	             "\"params\":{\"taskId\":\"t-1\",\"name\":\"x\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_string_equal(m.task_id, "t-1");
+	assert_null(m.name);
+	mgw_jrpc_msg_deinit(&m);
+
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/cancel\","
+	             "\"params\":{\"taskId\":7}}");
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_null(m.task_id);     /* the server answers -32602 */
+	mgw_jrpc_msg_deinit(&m);
+
+	/* not a tasks/ method: no task id */
+	m = classify("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+	             "\"params\":{\"name\":\"n\",\"taskId\":\"t-1\"}}");
+	assert_null(m.task_id);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* a notification carries none either */
+	m = classify("{\"jsonrpc\":\"2.0\",\"method\":\"tasks/get\","
+	             "\"params\":{\"taskId\":\"t-1\"}}");
+	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
+	assert_null(m.task_id);
+	mgw_jrpc_msg_deinit(&m);
+
+	/* an id with NUL could match a header by its prefix only */
+	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\","
+	               "\"params\":{\"taskId\":\"a\\u0000b\"}}",
+	               MGW_JRPC_INVALID_REQUEST, "taskId contains a NUL");
+}
+
 static void test_notification(void **state)
 {
 	struct mgw_jrpc_msg m = classify(
@@ -540,6 +580,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_tools_call),
 		cmocka_unit_test(test_request_names),
+		cmocka_unit_test(test_request_task_id),
 		cmocka_unit_test(test_notification),
 		cmocka_unit_test(test_array_params),
 		cmocka_unit_test(test_responses),

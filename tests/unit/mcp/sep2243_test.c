@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,6 +255,78 @@ static void test_method_mismatch_and_missing(void **state)
 	hdr(&f, "mcp-method", "tools/call");
 	run(&f, NULL, 0);
 	expect_fail(&f, MGW_MCP_HEADER_MISMATCH, "multiple Mcp-Method");
+	done(&f);
+}
+
+#define TASK(method, id) \
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"" method "\",\"params\":" \
+	"{\"taskId\":" id "," META "}}"
+
+/* SEP-2663: tasks/get, tasks/update and tasks/cancel carry Mcp-Name =
+ * params.taskId, which intermediaries route on. */
+static void test_task_name(void **state)
+{
+	static const char *const methods[] = {
+		"tasks/get", "tasks/update", "tasks/cancel",
+	};
+	struct fx f;
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		char body[512];
+
+		snprintf(body, sizeof(body), TASK("%s", "\"t-42\""), methods[i]);
+		load(&f, body);
+		modern_headers(&f, methods[i], "t-42");
+		run(&f, NULL, 0);
+		expect_ok(&f);
+		done(&f);
+
+		load(&f, body);
+		modern_headers(&f, methods[i], "t-43");
+		run(&f, NULL, 0);
+		expect_fail(&f, MGW_MCP_HEADER_MISMATCH,
+		            "Mcp-Name header value 't-43' does not match "
+		            "params.taskId 't-42'");
+		done(&f);
+
+		load(&f, body);
+		modern_headers(&f, methods[i], NULL);
+		run(&f, NULL, 0);
+		expect_fail(&f, MGW_MCP_HEADER_MISMATCH,
+		            "missing Mcp-Name header (params.taskId is 't-42')");
+		done(&f);
+	}
+	/* the base64 sentinel decodes before the comparison */
+	load(&f, TASK("tasks/get", "\" t \""));
+	modern_headers(&f, "tasks/get", "=?base64?IHQg?=");
+	run(&f, NULL, 0);
+	expect_ok(&f);
+	done(&f);
+	/* no taskId in the body: the header has nothing to mirror */
+	load(&f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tasks/get\","
+	         "\"params\":{" META "}}");
+	modern_headers(&f, "tasks/get", "t-42");
+	run(&f, NULL, 0);
+	expect_fail(&f, MGW_MCP_HEADER_MISMATCH, "the body has no params.taskId");
+	done(&f);
+	/* a taskId that is not a string: the server's -32602, with or
+	 * without the header */
+	load(&f, TASK("tasks/get", "5"));
+	modern_headers(&f, "tasks/get", "5");
+	run(&f, NULL, 0);
+	expect_ok(&f);
+	done(&f);
+	load(&f, TASK("tasks/get", "5"));
+	modern_headers(&f, "tasks/get", NULL);
+	run(&f, NULL, 0);
+	expect_ok(&f);
+	done(&f);
+	/* another tasks/ method is not one the extension routes */
+	load(&f, TASK("tasks/list", "\"t-42\""));
+	modern_headers(&f, "tasks/list", NULL);
+	run(&f, NULL, 0);
+	expect_ok(&f);
 	done(&f);
 }
 
@@ -608,6 +681,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
+		cmocka_unit_test(test_task_name),
 		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_roundtrip),
 		cmocka_unit_test(test_valid_call),

@@ -114,16 +114,22 @@ static void test_table_order(void **state)
 	assert_int_equal(t[i]->handlers, MGW_H_ALL);
 	/* the tool policy after the headers were confirmed against the
 	 * body, for both handlers (legacy requests in a session too) */
-	assert_string_equal(t[n - 3]->name, "policy");
+	assert_string_equal(t[n - 4]->name, "policy");
+	assert_int_equal(t[n - 4]->phase, MGW_PHASE_ROUTED);
+	assert_int_equal(t[n - 4]->handlers, MGW_H_ALL);
+	assert_true(pos(t, n, "sep2243") < n - 4);
+	/* rate limits after the route, after authentication (the principal
+	 * is its key), after validation and the policy (a refused request
+	 * takes no token) */
+	assert_string_equal(t[n - 3]->name, "rate-limit");
 	assert_int_equal(t[n - 3]->phase, MGW_PHASE_ROUTED);
 	assert_int_equal(t[n - 3]->handlers, MGW_H_ALL);
-	assert_true(pos(t, n, "sep2243") < n - 3);
-	/* rate limits after the route, after authentication (the
-	 * principal is its key), after validation and the policy (a refused
-	 * request takes no token) */
-	assert_string_equal(t[n - 2]->name, "rate-limit");
+	/* task affinity next, on the stateless path: it routes on the task
+	 * id sep2243 confirmed against Mcp-Name, and may wait for Redis, so
+	 * nothing refused earlier costs a lookup */
+	assert_string_equal(t[n - 2]->name, "task-affinity");
 	assert_int_equal(t[n - 2]->phase, MGW_PHASE_ROUTED);
-	assert_int_equal(t[n - 2]->handlers, MGW_H_ALL);
+	assert_int_equal(t[n - 2]->handlers, MGW_H_STATELESS);
 	/* the requestState guard last: a request any other check refuses
 	 * does not use up its state */
 	assert_string_equal(t[n - 1]->name, "mrtr-single-use");

@@ -103,6 +103,10 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_int_equal(u->max_connections, 256);
 	assert_int_equal(u->max_idle, 256);
 	assert_int_equal(u->tools_probe, 0);
+	assert_int_equal(u->affinity.mode, MGW_AFFINITY_NONE);
+	assert_int_equal(u->affinity.max_tasks, 100000);
+	assert_true(u->affinity.max_ttl == 86400.0);
+	assert_null(u->affinity.redis.url);
 	for (size_t i = 0; i < u->n_servers; i++)
 		assert_int_equal(u->servers[i].weight, 1);
 	assert_health_default(&u->health);
@@ -190,6 +194,13 @@ static const char full_yaml[] =
 	"    max_connections: 10\n"
 	"    max_idle: 0\n"
 	"    tools_probe: true\n"
+	"    affinity: task\n"
+	"    task_affinity:\n"
+	"      max_tasks: 500\n"
+	"      max_ttl: 10m\n"
+	"      redis:\n"
+	"        url: redis://10.0.0.9:6380/2\n"
+	"        timeout: 20ms\n"
 	"    servers:\n"
 	"      - url: https://10.0.0.1:8443/api\n"
 	"        weight: 1000\n"
@@ -249,6 +260,31 @@ static const char full_yaml[] =
 	"  metrics_path: /internal/metrics\n"
 	"  metrics_listener: 127.0.0.1:9464\n";
 
+static void test_affinity_errors(void **state)
+{
+	(void)state;
+	expect_error("upstreams:\n  - name: a\n    affinity: sticky\n"
+	             "    servers:\n      - url: http://127.0.0.1:9001\n",
+	             "t.yaml:3:15: upstreams[0].affinity: 'sticky' is not one of: "
+	             "none, task");
+	expect_error("upstreams:\n  - name: a\n    task_affinity:\n"
+	             "      max_tasks: 9\n"
+	             "    servers:\n      - url: http://127.0.0.1:9001\n",
+	             "t.yaml:4:7: upstreams[0].task_affinity: only used with "
+	             "affinity: task");
+	expect_error("mode: stateful\nupstreams:\n  - name: a\n"
+	             "    affinity: task\n"
+	             "    servers:\n      - url: http://127.0.0.1:9001\n",
+	             "t.yaml:4:15: upstreams[0].affinity: task needs the "
+	             "stateless path (mode: stateless or auto); in mode stateful "
+	             "a session's requests already stay on its replica");
+	expect_error("upstreams:\n  - name: a\n    affinity: task\n"
+	             "    task_affinity:\n      redis:\n        url: http://x\n"
+	             "    servers:\n      - url: http://127.0.0.1:9001\n",
+	             "t.yaml:6:14: upstreams[0].task_affinity.redis.url: redis "
+	             "URL must be redis://HOST[:PORT][/DB] or unix:PATH: http://x");
+}
+
 static void test_full(void **state)
 {
 	struct mgw_config *c = load_ok(full_yaml);
@@ -271,6 +307,11 @@ static void test_full(void **state)
 	assert_int_equal(u->max_connections, 10);
 	assert_int_equal(u->max_idle, 0);
 	assert_int_equal(u->tools_probe, 1);
+	assert_int_equal(u->affinity.mode, MGW_AFFINITY_TASK);
+	assert_int_equal(u->affinity.max_tasks, 500);
+	assert_true(u->affinity.max_ttl == 600.0);
+	assert_string_equal(u->affinity.redis.url, "redis://10.0.0.9:6380/2");
+	assert_true(u->affinity.redis.timeout == 0.02);
 	assert_int_equal(u->n_servers, 2);
 	assert_string_equal(u->servers[0].url, "https://10.0.0.1:8443/api");
 	assert_int_equal(u->servers[0].weight, 1000);
@@ -767,6 +808,7 @@ int main(void)
 		cmocka_unit_test(test_default_probe_body),
 		cmocka_unit_test(test_minimal_gets_default_route),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_affinity_errors),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_probe_body_follows_method),
 		cmocka_unit_test(test_cross_checks),
