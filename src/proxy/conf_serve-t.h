@@ -83,6 +83,14 @@ struct mgw_outlier_conf {
 };
 
 /* One upstream group: "upstreams: [{...}]". */
+/* upstreams[].tools_probe (tools_probe.h) */
+enum {
+	MGW_TOOLS_PROBE_OFF = 0,  /* false: never */
+	MGW_TOOLS_PROBE_ON = 1,   /* true: from the start */
+	MGW_TOOLS_PROBE_AUTO = 2, /* auto: once clients' traffic taught the
+	                           * group, to keep that knowledge fresh */
+};
+
 struct mgw_upstream_conf {
 	char *name;                /* name (required, unique) */
 	enum mgw_balancer_conf balancer; /* balancer (round_robin) */
@@ -102,8 +110,12 @@ struct mgw_upstream_conf {
 	                            * line is the Authorization value */
 	char *credential_env;      /* upstream_credential.env: a variable
 	                            * holding it (read when the file loads) */
-	int tools_probe;           /* tools_probe (false): the gateway asks
-	                            * for tools/list itself (tools_probe.h) */
+	int tools_probe;           /* tools_probe (auto): the gateway asks
+	                            * for tools/list itself (tools_probe.h):
+	                            * MGW_TOOLS_PROBE_* */
+	double tools_ttl;          /* tools_ttl (10m): how long the tools a
+	                            * tools/list marked replay-safe are
+	                            * trusted without a newer list */
 };
 
 /* A route's rate_limit: which requests share a token bucket. */

@@ -143,6 +143,7 @@ static int group_init(struct mgw_upstreams *ups, size_t gi, char *err,
 		snprintf(err, errlen, "out of memory");
 		return MGW_ENOMEM;
 	}
+	g->replay->tools.ttl_ms = to_ms(uc->tools_ttl);
 	if (uc->n_servers == 0) {
 		snprintf(err, errlen, "upstream %s: no servers", g->name);
 		return MGW_EINVAL;

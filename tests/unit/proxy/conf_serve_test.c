@@ -102,7 +102,8 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_null(u->tls_sni);
 	assert_int_equal(u->max_connections, 256);
 	assert_int_equal(u->max_idle, 256);
-	assert_int_equal(u->tools_probe, 0);
+	assert_int_equal(u->tools_probe, MGW_TOOLS_PROBE_AUTO);
+	assert_true(u->tools_ttl == 600.0);
 	for (size_t i = 0; i < u->n_servers; i++)
 		assert_int_equal(u->servers[i].weight, 1);
 	assert_health_default(&u->health);
