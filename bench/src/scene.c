@@ -27,7 +27,8 @@ static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
 	"or in Redis",
 	"Pod kill: one of two replicas killed mid-run and replaced on its port",
 	"Gateway kill: one of two gateways killed mid-run and replaced",
-	"Redis outage: redis-server killed mid-run and restarted",
+	"Redis outage: redis-server killed mid-run and restarted empty, or a "
+	"Sentinel set's master killed and its replica promoted",
 	"Demo: a legacy fleet of 2, a pod kill, direct vs gateway",
 	"Soak: the gateway under steady load for a long run, a replica "
 	"killed and replaced every interval",
