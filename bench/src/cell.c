@@ -451,58 +451,6 @@ static int start_gateway(struct rep *r, struct mgw_bench_proc *p, int idx,
 	return wait_ready(p, "/healthz");
 }
 
-/* A redis-server on port (a replica of 127.0.0.1:replicaof when that is
- * not 0), its files in the repetition's directory. */
-static int start_redis_of(struct rep *r, struct mgw_bench_proc *p, int port,
-                          const char *name, int replicaof)
-{
-	struct argv_buf a;
-	char out[PATH_LEN], err[PATH_LEN];
-
-	av_init(&a);
-	av_add(&a, "%s", r->o->redis_server);
-	av_add(&a, "--dir");
-	av_add(&a, "%s", r->dir);
-	if (replicaof > 0) {
-		av_add(&a, "--replicaof");
-		av_add(&a, "127.0.0.1");
-		av_add(&a, "%d", replicaof);
-	}
-	av_add(&a, "--port");
-	av_add(&a, "%d", port);
-	av_add(&a, "--bind");
-	av_add(&a, "127.0.0.1");
-	av_add(&a, "--save");
-	av_add(&a, "%s", "");
-	av_add(&a, "--appendonly");
-	av_add(&a, "no");
-	av_add(&a, "--daemonize");
-	av_add(&a, "no");
-	av_add(&a, "--protected-mode");
-	av_add(&a, "yes");
-	log_path(r, out, sizeof(out), name, "out");
-	log_path(r, err, sizeof(err), name, "err");
-	if (mgw_bench_proc_spawn(p, "redis", a.v, out, err, 1) != 0)
-		return MGW_EIO;
-	p->port = port;
-	for (int i = 0; i < (int)(START_TIMEOUT_S / 0.05); i++) {
-		if (mgw_bench_redis_ping(port, 1.0) == 0) {
-			note_port(r, port);
-			return 0;
-		}
-		if (!mgw_bench_proc_running(p) || mgw_bench_sleep(0.05))
-			break;
-	}
-	mgw_bench_proc_stop(p, SIGTERM, 2.0);
-	return MGW_EIO;
-}
-
-static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
-                       const char *name)
-{
-	return start_redis_of(r, p, port, name, 0);
-}
-
 /* Spawns argv as p with logs NAME.out/.err and waits for PING on port. */
 static int spawn_pinged(struct rep *r, struct mgw_bench_proc *p,
                         const char *role, const char *name, char **argv,
@@ -525,6 +473,43 @@ static int spawn_pinged(struct rep *r, struct mgw_bench_proc *p,
 	}
 	mgw_bench_proc_stop(p, SIGTERM, 2.0);
 	return MGW_EIO;
+}
+
+/* A redis-server on port (a replica of 127.0.0.1:replicaof when that is
+ * not 0), its files in the repetition's directory. */
+static int start_redis_of(struct rep *r, struct mgw_bench_proc *p, int port,
+                          const char *name, int replicaof)
+{
+	struct argv_buf a;
+
+	av_init(&a);
+	av_add(&a, "%s", r->o->redis_server);
+	av_add(&a, "--dir");
+	av_add(&a, "%s", r->dir);
+	if (replicaof > 0) {
+		av_add(&a, "--replicaof");
+		av_add(&a, "127.0.0.1");
+		av_add(&a, "%d", replicaof);
+	}
+	av_add(&a, "--port");
+	av_add(&a, "%d", port);
+	av_add(&a, "--bind");
+	av_add(&a, "127.0.0.1");
+	av_add(&a, "--save");
+	av_add(&a, "%s", "");
+	av_add(&a, "--appendonly");
+	av_add(&a, "no");
+	av_add(&a, "--daemonize");
+	av_add(&a, "no");
+	av_add(&a, "--protected-mode");
+	av_add(&a, "yes");
+	return spawn_pinged(r, p, "redis", name, a.v, port);
+}
+
+static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
+                       const char *name)
+{
+	return start_redis_of(r, p, port, name, 0);
 }
 
 /* Sentinel k (0-based) watching the master on mport: quorum 2, down
