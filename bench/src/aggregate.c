@@ -59,7 +59,7 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 {
 	size_t n = json_array_size(runs), valid = 0, nlat50 = 0, nlat99 = 0;
 	double *ach = NULL, *p50 = NULL, *p99 = NULL, med = NAN, mn = NAN, mx = NAN;
-	json_int_t sl = 0, hl = 0, other = 0, reinit = 0, repins = 0;
+	json_int_t sl = 0, hl = 0, ds = 0, other = 0, reinit = 0, repins = 0;
 	int have_repins = 0;
 	json_t *o = NULL, *fails = NULL, *invalid = NULL, *cooled = NULL, *rec;
 	size_t i;
@@ -117,6 +117,8 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 				sl += x;
 			else if (strcmp(key, "handle_lost") == 0)
 				hl += x;
+			else if (strcmp(key, "deleted_served") == 0)
+				ds += x;
 		}
 		for (const char *const *k = mgw_bench_other_failures; *k; k++)
 			other += json_integer_value(json_object_get(f, *k));
@@ -149,6 +151,9 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	                    name_or_null(mgw_bench_victim_name(c->victim)));
 	json_object_set_new(o, "offered_rps", num(c->offered_rps));
 	json_object_set_new(o, "duration_s", num(c->duration_s));
+	json_object_set_new(o, "users", json_integer(c->users));
+	json_object_set_new(o, "delete_sessions", json_integer(c->delete_after));
+	json_object_set_new(o, "sentinel", json_boolean(c->sentinel));
 	json_object_set_new(o, "kill_at_s", c->victim != MGW_BENCH_VICTIM_NONE
 	                                        ? num(c->kill_at_s) : json_null());
 	json_object_set_new(o, "n", json_integer((json_int_t)n));
@@ -160,6 +165,7 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	if (valid > 0) {
 		json_object_set_new(o, "session_losses", json_integer(sl));
 		json_object_set_new(o, "handle_losses", json_integer(hl));
+		json_object_set_new(o, "deleted_served", json_integer(ds));
 		json_object_set_new(o, "other_failures", json_integer(other));
 		json_object_set_new(o, "failures", fails);
 		json_object_set_new(o, "reinitializations", json_integer(reinit));
@@ -172,6 +178,7 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 		json_decref(fails);
 		json_object_set_new(o, "session_losses", json_null());
 		json_object_set_new(o, "handle_losses", json_null());
+		json_object_set_new(o, "deleted_served", json_null());
 		json_object_set_new(o, "other_failures", json_null());
 		json_object_set_new(o, "failures", json_null());
 		json_object_set_new(o, "reinitializations", json_null());

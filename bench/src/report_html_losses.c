@@ -36,6 +36,7 @@ struct kind {
 static const struct kind KNOWN[] = {
 	{ "session_lost", "session lost", "#d55e00", "#fff" },
 	{ "handle_lost", "state lost (handle)", "#cc79a7", "#000" },
+	{ "deleted_served", "deleted session served", "#000000", "#fff" },
 	{ "connect_error", "connection error", "#e69f00", "#000" },
 	{ "timeout", "timeout", "#f0e442", "#000" },
 	{ "http_5xx", "HTTP 5xx", "#0072b2", "#fff" },

@@ -72,7 +72,7 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 	size_t i;
 
 	fprintf(f, "%s\n", MGW_BENCH_MD_HEADER);
-	fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
+	fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
 	json_array_foreach(cells, i, c) {
 		const json_t *a = get(c, "achieved_rps");
 		json_int_t n = json_integer_value(get(c, "n")),
@@ -80,6 +80,8 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 
 		fputs("| ", f);
 		cell_text(f, str(c, "cell", "?"));
+		fputs(" | ", f);
+		count(f, get(c, "users"));
 		fprintf(f, " | %lld%s%s | ", (long long)valid, valid < n ? "†" : "",
 		        json_array_size(get(c, "cooldown_timeouts")) ? "‡" : "");
 		rps(f, get(a, "median"));
@@ -100,6 +102,8 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 		count(f, get(c, "session_losses"));
 		fputs(" | ", f);
 		count(f, get(c, "handle_losses"));
+		fputs(" | ", f);
+		count(f, get(c, "deleted_served"));
 		fputs(" | ", f);
 		count(f, get(c, "other_failures"));
 		fputs(" | ", f);
@@ -263,7 +267,7 @@ int mgw_bench_report_csv(FILE *f, const json_t *report)
 		"session_store", "victim", "offered_rps", "duration_s", "n",
 		"valid", NULL, NULL, NULL, "p50_ms", "p99_ms", "session_losses",
 		"handle_losses", "other_failures", "reinitializations", "repins",
-		"saturated",
+		"saturated", "users", "deleted_served",
 	};
 	static const char *const ach[] = { "median", "min", "max" };
 	const size_t ncols = sizeof(cols) / sizeof(cols[0]);
