@@ -61,18 +61,8 @@ gw=$(first_line "$work/serve.out")
 # --- HAProxy: the equivalent reverse proxy --------------------------------------------
 hp=$(free_port)
 {
+	haproxy_prologue "$W"
 	cat <<EOF
-global
-    nbthread $W
-    maxconn 4096
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 30s
-    timeout server 30s
-    timeout http-keep-alive 30s
-    option http-keep-alive
-    http-reuse always
 frontend fe
     bind 127.0.0.1:$hp
     default_backend replicas

@@ -49,3 +49,149 @@ callgrind_total() {
 	callgrind_annotate "$1" 2>/dev/null |
 		sed -n 's/^ *\([0-9,]*\) .*PROGRAM TOTALS.*/\1/p' | tr -d ,
 }
+
+# cpu_ns PID...: CPU time of every thread of the PIDs so far, in ns
+cpu_ns() {
+	local p
+	for p; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
+		awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# strace_per_req "PID..." N FILE CMD...: runs CMD (which makes N
+# requests) with `strace -c` attached to every thread of the PIDs (one
+# word, space-separated; summary in FILE);
+# prints "calls_per_req top5" (the five most frequent calls per request).
+# strace slows PID: keep the count, not the time.  N may be @FILE: the
+# number of requests CMD got through, which CMD writes into FILE (an
+# open loop sheds some of its calls while strace slows the server).
+strace_per_req() {
+	local pid n=$2 f=$3 t tids=() sp tot top
+	for pid in $1; do
+		for t in /proc/"$pid"/task/*; do tids+=(-p "${t##*/}"); done
+	done
+	shift 3
+	strace -c -f -o "$f" "${tids[@]}" 2>/dev/null &
+	sp=$!
+	sleep 0.5
+	"$@" >/dev/null 2>&1 || true
+	kill -INT "$sp" 2>/dev/null || true
+	wait "$sp" 2>/dev/null || true
+	case $n in @*) n=$(cat "${n#@}") ;; esac
+	tot=$(awk '$NF == "total" { print $4 }' "$f")
+	top=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" { print $4, $NF }' "$f" |
+		sort -rn | head -n 5 | awk -v n="$n" '{ printf "%s%s %.1f", (NR > 1 ? ", " : ""), $2, $1 / n }')
+	awk -v t="${tot:-0}" -v n="$n" -v top="$top" 'BEGIN { printf "%.1f %s\n", t / n, top }'
+}
+
+# callgrind_per_req PID FILE N CMD...: PID runs under callgrind writing
+# FILE; zeroes its counters, runs CMD (which makes N requests), stops
+# PID (SIGTERM, so that FILE is written) and prints the user-space
+# instructions per request: a figure other load on the machine does
+# not move.  CMD must fail when not all N requests succeeded.
+callgrind_per_req() {
+	local pid=$1 f=$2 n=$3 rc=0
+	shift 3
+	callgrind_control -z "$pid" >/dev/null 2>&1
+	"$@" >/dev/null 2>&1 || rc=1
+	kill -TERM "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+	[ "$rc" = 0 ] || return 1
+	awk -v t="$(callgrind_total "$f")" -v n="$n" 'BEGIN { printf "%.0f\n", t / n }'
+}
+
+# median_col FILE COLUMN: the median of column COLUMN (1-based)
+median_col() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+# ratio A B: A / B as "1.23×", "-" when either is missing or B is 0
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f×", a / b; else printf "-" }'
+}
+
+# bench_init NAME TOOL...: MCPGW (default _build/normal/mcpgw) must be
+# executable and every TOOL on PATH, else exit 2; OUT, unless set,
+# becomes bench/results/NAME-<UTC date and time>; OUT is created
+bench_init() {
+	local name=$1 t
+	shift
+	MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
+	[ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
+	for t; do
+		command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
+	done
+	OUT=${OUT:-$top/bench/results/$name-$(date -u +%Y%m%d-%H%M%S)}
+	mkdir -p "$OUT"
+}
+
+# haproxy_prologue NBTHREAD: the global and defaults sections of an
+# HAProxy under test (keep-alive both sides, http-reuse always)
+haproxy_prologue() {
+	cat <<EOF
+global
+    nbthread $1
+    maxconn 4096
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 30s
+    timeout server 30s
+    timeout http-keep-alive 30s
+    option http-keep-alive
+    http-reuse always
+EOF
+}
+
+# serve_cfg MODE HOST:PORT FILE: a one-worker `mcpgw serve` of MODE, one
+# listener on a port of its choosing, one upstream server (TCP checks)
+serve_cfg() {
+	cat >"$3" <<EOF
+mode: $1
+workers: 1
+log:
+  level: warn
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: be
+    servers:
+      - url: http://$2
+    health:
+      type: tcp
+      interval: 10s
+EOF
+}
+
+# start_serve CONFIG NAME [CALLGRIND_OUT]: starts `mcpgw serve -c CONFIG`
+# (under callgrind when CALLGRIND_OUT is given), its output in
+# $work/NAME.out and .err; sets srv_pid and srv_addr (HOST:PORT)
+start_serve() {
+	local cg=()
+	[ -z "${3:-}" ] || cg=(valgrind --tool=callgrind --callgrind-out-file="$3")
+	"${cg[@]}" "$MCPGW" serve -c "$1" >"$work/$2.out" 2>"$work/$2.err" &
+	srv_pid=$!
+	pids+=("$srv_pid")
+	srv_addr=$(first_line "$work/$2.out" 60)
+}
+
+# start_haproxy CONFIG PORT NAME [CALLGRIND_OUT]: starts HAProxy on
+# CONFIG (listening on PORT; under callgrind when CALLGRIND_OUT is
+# given); sets srv_pid
+start_haproxy() {
+	local cg=()
+	[ -z "${4:-}" ] || cg=(valgrind --tool=callgrind --callgrind-out-file="$4")
+	"${cg[@]}" haproxy -db -f "$1" >"$work/$3.log" 2>&1 &
+	srv_pid=$!
+	pids+=("$srv_pid")
+	wait_port "$2" 60 || { echo "haproxy ($3) did not listen" >&2; return 1; }
+}
+
+# mcpgw_load DIALECT URL JSON ARGS...: one `mcpgw load` run calling echo
+# (text=hello), its report in JSON; fails unless every call succeeded
+mcpgw_load() {
+	local d=$1 u=$2 j=$3
+	shift 3
+	"$MCPGW" load --target "$u" --dialect "$d" --tool echo --arg text=hello \
+		--timeout 10s --quiet --json "$j" "$@" >/dev/null 2>"$j.err" || true
+	[ "$(jq -r '.total.requests == .total.ok' "$j" 2>/dev/null)" = true ]
+}

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # bench/proxy-cost.sh - the cost of one proxied request, side by side in
-# one run: HAProxy (nbthread 1, http-reuse always), nginx (proxy_pass to
-# a keepalive upstream, one worker) and mcpgw serve (stateless, one
-# worker, SEP-2243 validation on: its default).
+# one run: HAProxy (nbthread W, http-reuse always), nginx (proxy_pass to
+# a keepalive upstream, W workers) and mcpgw serve (stateless, W
+# workers, SEP-2243 validation on: its default); W is 1 unless -w.
 #
-#   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS]
+#   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS] [-w WORKERS]
 #                       [-s STRACE_REQUESTS] [-g CALLGRIND_REQUESTS] [-o OUTDIR]
+#
+# -w WORKERS: threads (HAProxy nbthread), worker processes (nginx) and
+# workers (mcpgw) of each proxy under test, for the scaling table: run it
+# with -w 1 and -w 2 and compare req/s at saturation (the canned upstream
+# keeps one thread; CPU and system calls are summed over every thread or
+# worker process).
 #
 # The upstream is canned: a second HAProxy (nbthread 1) answering every
 # request with `http-request return` (a fixed 200 JSON-RPC result, no
@@ -36,21 +42,16 @@
 # bench/results/proxy-cost-<UTC date>/).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=40000 C=32 K=3 S=4000 G=2000 OUT=
-while getopts n:c:k:s:g:o: o; do
+N=40000 C=32 K=3 S=4000 G=2000 W=1 OUT=
+while getopts n:c:k:s:g:w:o: o; do
 	case $o in
 	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;; g) G=$OPTARG ;;
+	w) W=$OPTARG ;;
 	o) OUT=$OPTARG ;; *) exit 2 ;;
 	esac
 done
-MCPGW=${MCPGW:-$top/_build/normal/mcpgw}
-[ -x "$MCPGW" ] || { echo "build first (scripts/build.sh _build/normal) or set MCPGW" >&2; exit 2; }
-for t in h2load haproxy nginx strace openssl curl node valgrind callgrind_control callgrind_annotate; do
-	command -v "$t" >/dev/null || { echo "$t missing: run scripts/setup.sh" >&2; exit 2; }
-done
 . "$top/bench/lib.sh"
-OUT=${OUT:-$top/bench/results/proxy-cost-$(date -u +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
+bench_init proxy-cost h2load haproxy nginx strace openssl curl node valgrind callgrind_control callgrind_annotate
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	-keyout "$work/key.pem" -out "$work/cert.pem" -days 2 -subj /CN=localhost \
@@ -79,18 +80,9 @@ wait_port "$up" || { echo "canned upstream did not listen" >&2; exit 1; }
 # --- HAProxy under test ---------------------------------------------------------------
 # haproxy_cfg PORT PORT_H2C PORT_TLS FILE
 haproxy_cfg() {
-	cat >"$4" <<EOF
-global
-    nbthread 1
-    maxconn 4096
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 30s
-    timeout server 30s
-    timeout http-keep-alive 30s
-    option http-keep-alive
-    http-reuse always
+	{
+		haproxy_prologue "$W"
+		cat <<EOF
 frontend fe
     bind 127.0.0.1:$1
     bind 127.0.0.1:$2 proto h2
@@ -99,6 +91,7 @@ frontend fe
 backend up
     server u 127.0.0.1:$up
 EOF
+	} >"$4"
 }
 hp=$(free_port) hp2=$(free_port) hps=$(free_port)
 haproxy_cfg "$hp" "$hp2" "$hps" "$work/haproxy.cfg"
@@ -112,7 +105,7 @@ wait_port "$hp" || { echo "haproxy did not listen" >&2; exit 1; }
 nginx_cfg() {
 	mkdir -p "$4"
 	cat >"$4/nginx.conf" <<EOF
-worker_processes 1;
+worker_processes $W;
 daemon off;
 error_log $4/error.log warn;
 pid $4/nginx.pid;
@@ -147,12 +140,16 @@ nginx_cfg "$ng" "$ng2" "$ngs" "$work/nginx"
 nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" >"$work/nginx.out" 2>&1 &
 pids+=($!)
 wait_port "$ng" || { echo "nginx did not listen: $(cat "$work/nginx/error.log")" >&2; exit 1; }
-ngpid=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | head -n 1)
+for _ in $(seq 50); do # its workers, once all W are up
+	ngpid=$(pgrep -P "$(cat "$work/nginx/nginx.pid")" | tr '\n' ' ')
+	[ "$(wc -w <<<"$ngpid")" -ge "$W" ] && break
+	sleep 0.1
+done
 
 # --- mcpgw serve under test ---------------------------------------------------------------
 cat >"$work/serve.yaml" <<EOF
 mode: stateless
-workers: 1
+workers: $W
 log:
   level: warn
 listeners:
@@ -204,20 +201,15 @@ for p in $PROXIES; do
 	done
 done
 
-# cpu_ns PID: CPU time of every thread of PID so far, in ns
-cpu_ns() {
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
-}
-
 # one PROXY PROTO [N]: one h2load run; prints "rps ok p50_ms p99_ms cpu_us_per_req"
 one() {
 	local p=$1 pr=$2 n=${3:-$N} args c0 c1
 	args=(-n "$n" -c "$C" -d "$work/body.json" "${HDRS[@]}" --log-file "$work/h2load.log")
 	[ "$pr" = h1 ] && args+=(--h1)
 	: >"$work/h2load.log"
-	c0=$(cpu_ns "$(pid_of "$p")")
+	c0=$(cpu_ns $(pid_of "$p"))
 	h2load "${args[@]}" "$(url "$p" "$pr")" >"$work/h2load.out" 2>&1 || true
-	c1=$(cpu_ns "$(pid_of "$p")")
+	c1=$(cpu_ns $(pid_of "$p"))
 	local rps ok pct
 	rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$work/h2load.out")
 	ok=$(awk '/^status codes:/ { print $3 }' "$work/h2load.out")
@@ -230,26 +222,22 @@ one() {
 	echo "${rps:-0} ${ok:-0} $pct $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')"
 }
 
+# h2load_all N ARGS...: h2load -n N ARGS; fails unless all N got a status
+h2load_all() {
+	local n=$1
+	shift
+	h2load -n "$n" "$@" >"$work/h2load-all.out" 2>&1 || true
+	[ "$(awk '/^status codes:/ { print $3 }' "$work/h2load-all.out")" = "$n" ]
+}
+
 # syscalls PROXY PROTO: system calls per request under strace -c (every
 # thread), over S requests; prints "calls_per_req top_calls"
 syscalls() {
-	local p=$1 pr=$2 pid tids=() t sp args
-	pid=$(pid_of "$p")
-	for t in /proc/"$pid"/task/*; do tids+=(-p "${t##*/}"); done
-	strace -c -f -o "$work/strace-$p-$pr.txt" "${tids[@]}" 2>/dev/null &
-	sp=$!
-	sleep 0.5
-	args=(-n "$S" -c "$C" -d "$work/body.json" "${HDRS[@]}")
+	local p=$1 pr=$2 args
+	args=(-c "$C" -d "$work/body.json" "${HDRS[@]}")
 	[ "$pr" = h1 ] && args+=(--h1)
-	h2load "${args[@]}" "$(url "$p" "$pr")" >/dev/null 2>&1 || true
-	kill -INT "$sp" 2>/dev/null || true
-	wait "$sp" 2>/dev/null || true
-	cp "$work/strace-$p-$pr.txt" "$OUT/strace-$p-$pr.txt"
-	local tot top
-	tot=$(awk '$NF == "total" { print $4 }' "$work/strace-$p-$pr.txt")
-	top=$(awk '$1 ~ /^[0-9.]+$/ && $NF != "total" { print $4, $NF }' "$work/strace-$p-$pr.txt" |
-		sort -rn | head -n 5 | awk -v n="$S" '{ printf "%s%s %.1f", (NR > 1 ? ", " : ""), $2, $1 / n }')
-	awk -v t="${tot:-0}" -v n="$S" -v top="$top" 'BEGIN { printf "%.1f %s\n", t / n, top }'
+	strace_per_req "$(pid_of "$p")" "$S" "$OUT/strace-$p-$pr.txt" \
+		h2load_all "$S" "${args[@]}" "$(url "$p" "$pr")"
 }
 
 # instr PROXY PROTO: user-space instructions per request of a fresh
@@ -289,17 +277,10 @@ instr() {
 	args=(-c 8 -d "$work/body.json" "${HDRS[@]}")
 	[ "$pr" = h1 ] && args+=(--h1)
 	h2load -n 200 "${args[@]}" "$u" >/dev/null 2>&1 || true
-	callgrind_control -z "$pid" >/dev/null 2>&1
-	h2load -n "$G" "${args[@]}" "$u" >"$work/cg-$p-$pr.h2load" 2>&1 || true
-	kill -TERM "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
-	[ "$(awk '/^status codes:/ { print $3 }' "$work/cg-$p-$pr.h2load")" = "$G" ] || return 1
-	awk -v t="$(callgrind_total "$f")" -v n="$G" 'BEGIN { printf "%.0f\n", t / n }'
+	callgrind_per_req "$pid" "$f" "$G" h2load_all "$G" "${args[@]}" "$u"
 }
 
-median() { # FILE COLUMN: the median of column COLUMN (1-based)
-	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
-}
+median() { median_col "$@"; }
 
 for pr in $PROTOS; do
 	for p in $PROXIES; do
@@ -318,9 +299,9 @@ done
 {
 	echo "# proxy cost per request — $(date -u +%F), $(nproc) cores, loopback"
 	echo
-	echo "$(haproxy -v | head -n 1 | awk '{print $1, $3}') nbthread 1 http-reuse always;"
-	echo "$(nginx -v 2>&1 | sed 's/.*: //') 1 worker, proxy_pass to an upstream with keepalive 64;"
-	echo "mcpgw $("$MCPGW" version | head -n 1 | awk '{print $2}') serve, mode stateless, 1 worker, SEP-2243 validation on."
+	echo "$(haproxy -v | head -n 1 | awk '{print $1, $3}') nbthread $W http-reuse always;"
+	echo "$(nginx -v 2>&1 | sed 's/.*: //') $W worker(s), proxy_pass to an upstream with keepalive 64;"
+	echo "mcpgw $("$MCPGW" version | head -n 1 | awk '{print $2}') serve, mode stateless, $W worker(s), SEP-2243 validation on."
 	echo "Upstream: a canned HAProxy (\`http-request return\`, HTTP/1.1 keep-alive) for all."
 	echo "$(h2load --version | head -n 1 | awk '{print $1, $2}') -n $N -c $C (h1: --h1); a modern tools/call with its SEP-2243 headers."
 	echo "Median of $K rounds after a warm-up; CPU from /proc/PID/task/*/schedstat;"
@@ -343,9 +324,7 @@ done
 			printf '| %s → h1 | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$pr" "$p" \
 				"$(printf '%.0f' "$r")" "$c" "$(awk '{print $1}' "$OUT/sys-$p-$pr")" "$i" \
 				"$(median "$f" 3)" "$(median "$f" 4)" \
-				"$(awk -v a="$r" -v b="$hr" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')" \
-				"$(awk -v a="$c" -v b="$hc" 'BEGIN { printf "%.2f×", (b > 0 ? a / b : 0) }')" \
-				"$(awk -v a="$i" -v b="$hi" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f×", a / b; else printf "-" }')"
+				"$(ratio "$r" "$hr")" "$(ratio "$c" "$hc")" "$(ratio "$i" "$hi")"
 		done
 	done
 	echo
@@ -357,6 +336,6 @@ done
 		done
 	done
 	echo
-	echo "Rerun: \`MCPGW=_build/normal/mcpgw bench/proxy-cost.sh -n $N -c $C -k $K -g $G\`"
+	echo "Rerun: \`MCPGW=_build/normal/mcpgw PROXIES='$PROXIES' PROTOS='$PROTOS' bench/proxy-cost.sh -n $N -c $C -k $K -s $S -g $G -w $W\`"
 } | tee "$OUT/README.md"
 echo "written: $OUT/README.md" >&2

@@ -26,6 +26,7 @@ static const char *const loss_kinds[][2] = {
 	{ "handle_lost", "handle_losses" },
 	{ "state_lost", "state_losses" },
 	{ "task_lost", "task_losses" },
+	{ "deleted_served", "deleted_served" },
 };
 #define N_LOSS_KINDS (sizeof(loss_kinds) / sizeof(loss_kinds[0]))
 
@@ -272,6 +273,9 @@ json_t *mgw_bench_aggregate(const struct mgw_bench_cell *c, const json_t *runs,
 	                    name_or_null(mgw_bench_victim_name(c->victim)));
 	json_object_set_new(o, "offered_rps", num(c->offered_rps));
 	json_object_set_new(o, "duration_s", num(c->duration_s));
+	json_object_set_new(o, "users", json_integer(c->users));
+	json_object_set_new(o, "delete_sessions", json_integer(c->delete_after));
+	json_object_set_new(o, "sentinel", json_boolean(c->sentinel));
 	json_object_set_new(o, "kill_at_s", c->victim != MGW_BENCH_VICTIM_NONE
 	                                        ? num(c->kill_at_s) : json_null());
 	json_object_set_new(o, "n", json_integer((json_int_t)n));

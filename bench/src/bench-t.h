@@ -77,6 +77,14 @@ enum mgw_bench_victim {
 };
 
 #define MGW_BENCH_NAME_MAX 96
+/* Kill scenes' virtual users: at 100 rps each calls about once a second,
+ * so a kill meets 100 live sessions or handles, as many clients would,
+ * not the 5 to 10 that rate x service time keeps busy. */
+#define MGW_BENCH_KILL_USERS 100
+/* The sealed gateway-kill cell: each user ends its session with DELETE
+ * every this many calls and checks it stays deleted through the other
+ * gateway. */
+#define MGW_BENCH_DELETE_AFTER 5
 #define MGW_BENCH_MAX_REPLICAS 8
 #define MGW_BENCH_MAX_FILTERS 16
 
@@ -111,6 +119,15 @@ struct mgw_bench_cell {
 	double sample_every_s;  /* > 0: the gateway's RSS and open fds and the
 	                         * load client's counts so far, sampled this
 	                         * often into the record's "samples" */
+	int users;              /* load --users (a fixed population of
+	                         * virtual users); 0: none.  Kill scenes:
+	                         * MGW_BENCH_KILL_USERS unless --users */
+	int delete_after;       /* load --delete-sessions (the sealed
+	                         * gateway-kill cell: sealed tombstones
+	                         * shared in Redis); 0: none */
+	int sentinel;           /* the redis store behind Redis Sentinel: a
+	                         * master, a replica, three sentinels; the
+	                         * victim is the master */
 	int learn_tools;        /* the gateway's group probes tools/list
 	                         * (tools_probe) and modern clients list
 	                         * tools too: over a run longer than the
@@ -141,7 +158,8 @@ struct mgw_bench_opts {
 	int spread_users;         /* load --spread-users */
 	int users;                /* load --users N (a fixed population of
 	                           * virtual users, each with its own
-	                           * connection); 0: none */
+	                           * connection); 0: none; negative: the
+	                           * scene's default (scene.c) */
 	int no_list_tools;        /* legacy clients skip tools/list */
 	int workers;              /* gateway worker threads */
 	double cooldown_max_s;    /* negative: per mode */

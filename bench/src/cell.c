@@ -56,6 +56,8 @@
 #define TASK_MS 300            /* slow_job's work per task */
 
 #define PATH_LEN 1024
+#define SENTINEL_MASTER "mcpgw-bench"
+#define SENTINEL_WAIT_S 30.0   /* the set's readiness, and the failover */
 
 /* An argv built from formatted pieces, all storage inline. */
 struct argv_buf {
@@ -117,6 +119,10 @@ struct rep {
 	char rel_logs[PATH_LEN];
 
 	struct mgw_bench_proc redis;
+	/* a Sentinel cell's: the master is redis; its replica, the three
+	 * sentinels (ports in the processes) */
+	struct mgw_bench_proc redis_replica;
+	struct mgw_bench_proc sentinel[3];
 	struct mgw_bench_proc replica[MGW_BENCH_MAX_REPLICAS];
 	struct mgw_bench_proc gateway[2];
 	int n_gateways;
@@ -418,9 +424,19 @@ static int write_gw_conf(struct rep *r, const char *path, int port)
 		                                       : "memory");
 		if (c->store == MGW_BENCH_STORE_SEALED)
 			fprintf(f, "  key_file: \"%s\"\n", r->env->session_key);
-		if (c->store == MGW_BENCH_STORE_REDIS)
+		/* the sealed DELETE check: tombstones shared in Redis */
+		if (c->store == MGW_BENCH_STORE_SEALED && c->delete_after > 0)
+			fprintf(f, "  sealed:\n    tombstones: redis\n  redis:\n"
+			        "    url: redis://127.0.0.1:%d\n", r->redis_port);
+		if (c->store == MGW_BENCH_STORE_REDIS && !c->sentinel)
 			fprintf(f, "  redis:\n    url: redis://127.0.0.1:%d\n",
 			        r->redis_port);
+		if (c->store == MGW_BENCH_STORE_REDIS && c->sentinel)
+			fprintf(f, "  redis:\n    url: redis://127.0.0.1/0\n"
+			        "    master_name: %s\n    sentinels: [\"127.0.0.1:%d\", "
+			        "\"127.0.0.1:%d\", \"127.0.0.1:%d\"]\n", SENTINEL_MASTER,
+			        r->sentinel[0].port, r->sentinel[1].port,
+			        r->sentinel[2].port);
 	}
 	rc = ferror(f) ? MGW_EIO : 0;
 	if (fclose(f) != 0)
@@ -457,29 +473,16 @@ static int start_gateway(struct rep *r, struct mgw_bench_proc *p, int idx,
 	return wait_ready(p, "/healthz");
 }
 
-static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
-                       const char *name)
+/* Spawns argv as p with logs NAME.out/.err and waits for PING on port. */
+static int spawn_pinged(struct rep *r, struct mgw_bench_proc *p,
+                        const char *role, const char *name, char **argv,
+                        int port)
 {
-	struct argv_buf a;
 	char out[PATH_LEN], err[PATH_LEN];
 
-	av_init(&a);
-	av_add(&a, "%s", r->o->redis_server);
-	av_add(&a, "--port");
-	av_add(&a, "%d", port);
-	av_add(&a, "--bind");
-	av_add(&a, "127.0.0.1");
-	av_add(&a, "--save");
-	av_add(&a, "%s", "");
-	av_add(&a, "--appendonly");
-	av_add(&a, "no");
-	av_add(&a, "--daemonize");
-	av_add(&a, "no");
-	av_add(&a, "--protected-mode");
-	av_add(&a, "yes");
 	log_path(r, out, sizeof(out), name, "out");
 	log_path(r, err, sizeof(err), name, "err");
-	if (mgw_bench_proc_spawn(p, "redis", a.v, out, err, 1) != 0)
+	if (mgw_bench_proc_spawn(p, role, argv, out, err, 1) != 0)
 		return MGW_EIO;
 	p->port = port;
 	for (int i = 0; i < (int)(START_TIMEOUT_S / 0.05); i++) {
@@ -492,6 +495,151 @@ static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
 	}
 	mgw_bench_proc_stop(p, SIGTERM, 2.0);
 	return MGW_EIO;
+}
+
+/* A redis-server on port (a replica of 127.0.0.1:replicaof when that is
+ * not 0), its files in the repetition's directory. */
+static int start_redis_of(struct rep *r, struct mgw_bench_proc *p, int port,
+                          const char *name, int replicaof)
+{
+	struct argv_buf a;
+
+	av_init(&a);
+	av_add(&a, "%s", r->o->redis_server);
+	av_add(&a, "--dir");
+	av_add(&a, "%s", r->dir);
+	if (replicaof > 0) {
+		av_add(&a, "--replicaof");
+		av_add(&a, "127.0.0.1");
+		av_add(&a, "%d", replicaof);
+	}
+	av_add(&a, "--port");
+	av_add(&a, "%d", port);
+	av_add(&a, "--bind");
+	av_add(&a, "127.0.0.1");
+	av_add(&a, "--save");
+	av_add(&a, "%s", "");
+	av_add(&a, "--appendonly");
+	av_add(&a, "no");
+	av_add(&a, "--daemonize");
+	av_add(&a, "no");
+	av_add(&a, "--protected-mode");
+	av_add(&a, "yes");
+	return spawn_pinged(r, p, "redis", name, a.v, port);
+}
+
+static int start_redis(struct rep *r, struct mgw_bench_proc *p, int port,
+                       const char *name)
+{
+	return start_redis_of(r, p, port, name, 0);
+}
+
+/* Sentinel k (0-based) watching the master on mport: quorum 2, down
+ * after 500 ms, as tests/integration/stateful_redis_sentinel.sh. */
+static int start_sentinel(struct rep *r, int k, int mport)
+{
+	struct argv_buf a;
+	char conf[PATH_LEN], name[32], role[32];
+	int port = mgw_bench_free_port();
+	FILE *f;
+
+	snprintf(name, sizeof(name), "sentinel%d", k + 1);
+	snprintf(role, sizeof(role), "redis sentinel %d", k + 1);
+	log_path(r, conf, sizeof(conf), name, "conf");
+	if (port <= 0 || !(f = fopen(conf, "we")))
+		return MGW_EIO;
+	fprintf(f, "port %d\nbind 127.0.0.1\ndir \"%s\"\n"
+	        "sentinel monitor %s 127.0.0.1 %d 2\n"
+	        "sentinel down-after-milliseconds %s 500\n"
+	        "sentinel failover-timeout %s 3000\n"
+	        "sentinel parallel-syncs %s 1\n", port, r->dir, SENTINEL_MASTER,
+	        mport, SENTINEL_MASTER, SENTINEL_MASTER, SENTINEL_MASTER);
+	if (fclose(f) != 0)
+		return MGW_EIO;
+	av_init(&a);
+	av_add(&a, "%s", r->o->redis_server);
+	av_add(&a, "%s", conf);
+	av_add(&a, "--sentinel");
+	return spawn_pinged(r, &r->sentinel[k], role, name, a.v, port);
+}
+
+/* The port the sentinels name as master (asking each in turn), or 0. */
+static int sentinel_master_port(struct rep *r)
+{
+	char buf[256], cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "SENTINEL get-master-addr-by-name %s",
+	         SENTINEL_MASTER);
+	for (int k = 0; k < 3; k++) {
+		char *last;
+
+		if (mgw_bench_redis_query(r->sentinel[k].port, cmd, buf, sizeof(buf),
+		                          1.0) != 0 || buf[0] != '*')
+			continue;
+		/* *2 $9 127.0.0.1 $N PORT: the port is the last line */
+		buf[strlen(buf) - 2] = '\0';
+		last = strrchr(buf, '\n');
+		if (last)
+			return atoi(last + 1);
+	}
+	return 0;
+}
+
+/* The set is ready when a sentinel says the quorum can be reached and
+ * the replica's link to the master is up. */
+static int sentinel_ready(struct rep *r)
+{
+	char buf[4096], cmd[96];
+
+	snprintf(cmd, sizeof(cmd), "SENTINEL ckquorum %s", SENTINEL_MASTER);
+	if (mgw_bench_redis_query(r->sentinel[0].port, cmd, buf, sizeof(buf),
+	                          1.0) != 0 || strncmp(buf, "+OK", 3) != 0)
+		return 0;
+	if (mgw_bench_redis_query(r->redis_replica.port, "INFO replication", buf,
+	                          sizeof(buf), 1.0) != 0)
+		return 0;
+	return strstr(buf, "master_link_status:up") != NULL;
+}
+
+/* A master, its replica and three sentinels; waits until the sentinels
+ * see each other and the replica is in sync. */
+static int start_sentinel_set(struct rep *r)
+{
+	int port = mgw_bench_free_port();
+	uint64_t end;
+
+	if (port <= 0 || start_redis_of(r, &r->redis_replica, port,
+	                                "redis-replica", r->redis_port) != 0)
+		return MGW_EIO;
+	snprintf(r->redis_replica.role, sizeof(r->redis_replica.role),
+	         "redis replica");
+	for (int k = 0; k < 3; k++)
+		if (start_sentinel(r, k, r->redis_port) != 0)
+			return MGW_EIO;
+	end = mgw_now_ns() + (uint64_t)(SENTINEL_WAIT_S * 1e9);
+	while (!sentinel_ready(r))
+		if (mgw_now_ns() >= end || mgw_bench_sleep(0.1))
+			return MGW_ETIMEDOUT;
+	return 0;
+}
+
+/* After the master's kill: waits for the sentinels to name another
+ * master and records which process it is. */
+static int await_failover(struct rep *r, json_t *rec, int old_port)
+{
+	uint64_t end = mgw_now_ns() + (uint64_t)(SENTINEL_WAIT_S * 1e9);
+	int port = 0;
+
+	while ((port = sentinel_master_port(r)) == old_port || port == 0)
+		if (mgw_now_ns() >= end || mgw_bench_sleep(0.05))
+			break;
+	json_object_set_new(rec, "failover", json_pack("{s:b, s:i, s:s?, s:o}",
+		"promoted", port > 0 && port != old_port,
+		"master_port", port,
+		"master", port == r->redis_replica.port ? r->redis_replica.role
+		                                        : NULL,
+		"at_s", secs(since_t0(r))));
+	return port > 0 && port != old_port ? port : 0;
 }
 
 /* redis-server cannot report a port it chose: take a free one and try
@@ -552,8 +700,8 @@ static int start_external(struct rep *r)
 
 static int needs_redis(const struct mgw_bench_cell *c)
 {
-	return c->state == MGW_BENCH_STATE_REDIS ||
-	       c->store == MGW_BENCH_STORE_REDIS || c->keep == MGW_BENCH_STORE_REDIS;
+	return c->state == MGW_BENCH_STATE_REDIS || c->store == MGW_BENCH_STORE_REDIS ||
+	       c->keep == MGW_BENCH_STORE_REDIS || c->delete_after > 0;
 }
 
 static int start_fleet(struct rep *r)
@@ -565,6 +713,11 @@ static int start_fleet(struct rep *r)
 		invalid(r, "redis-server (%s) did not start or answer PING",
 		        r->o->redis_server);
 		return MGW_EIO;
+	}
+	if (c->sentinel && (rc = start_sentinel_set(r)) != 0) {
+		invalid(r, "the Redis Sentinel set did not come up: %s (see %s)",
+		        mgw_strerror(rc), r->rel_logs);
+		return rc;
 	}
 	for (int i = 0; i < c->replicas; i++) {
 		rc = start_backend(r, &r->replica[i], i + 1, 0, NULL);
@@ -740,9 +893,13 @@ static int start_load(struct rep *r, const char *json_path)
 	av_add(&a, "%s", mgw_bench_conn_name(c->conn));
 	if (r->o->spread_users)
 		av_add(&a, "--spread-users");
-	if (r->o->users > 0) {
+	if (c->users > 0 || r->o->users > 0) {
 		av_add(&a, "--users");
-		av_add(&a, "%d", r->o->users);
+		av_add(&a, "%d", c->users > 0 ? c->users : r->o->users);
+	}
+	if (c->delete_after > 0) {
+		av_add(&a, "--delete-sessions");
+		av_add(&a, "%d", c->delete_after);
 	}
 	if (c->conn == MGW_BENCH_CONN_REUSE && r->o->reconnect_after > 0) {
 		av_add(&a, "--reconnect-after");
@@ -980,7 +1137,7 @@ static const char *sig_name(int sig)
  * check; fills rec's "replacement". */
 static void replace_victim(struct rep *r, json_t *rec, int port)
 {
-	int attempts = 0, rc = MGW_EIO, healthy = 0;
+	int attempts = 0, rc = MGW_EIO, healthy = 0, newm = 0;
 	double started_at = since_t0(r);
 	json_t *rp;
 
@@ -994,8 +1151,12 @@ static void replace_victim(struct rep *r, json_t *rec, int port)
 		                   &attempts);
 		break;
 	case MGW_BENCH_VICTIM_REDIS:
+		/* Sentinel: the old master comes back as a replica of the one
+		 * the sentinels promoted */
+		if (r->c->sentinel && (newm = await_failover(r, rec, port)) == 0)
+			break;
 		for (attempts = 1; attempts <= BIND_ATTEMPTS; attempts++) {
-			rc = start_redis(r, &r->replacement, port, "redis-new");
+			rc = start_redis_of(r, &r->replacement, port, "redis-new", newm);
 			if (rc == 0 || mgw_bench_sleep(0.2))
 				break;
 		}
@@ -1208,11 +1369,14 @@ static void proc_json(json_t *arr, struct mgw_bench_proc *p, const char *stop)
 /* Every process that was not meant to die must still run at the end. */
 static void check_survivors(struct rep *r)
 {
-	struct mgw_bench_proc *all[MGW_BENCH_MAX_REPLICAS + 5];
+	struct mgw_bench_proc *all[MGW_BENCH_MAX_REPLICAS + 9];
 	size_t n = 0;
 	char st[64];
 
 	all[n++] = &r->redis;
+	all[n++] = &r->redis_replica;
+	for (int k = 0; k < 3; k++)
+		all[n++] = &r->sentinel[k];
 	for (int i = 0; i < r->c->replicas; i++)
 		all[n++] = &r->replica[i];
 	for (int i = 0; i < r->n_gateways; i++)
@@ -1235,7 +1399,7 @@ static void check_survivors(struct rep *r)
  * reports its stop as a failure; records each exit. */
 static void stop_fleet(struct rep *r, json_t *procs)
 {
-	struct mgw_bench_proc *order[MGW_BENCH_MAX_REPLICAS + 6];
+	struct mgw_bench_proc *order[MGW_BENCH_MAX_REPLICAS + 10];
 	size_t n = 0;
 
 	order[n++] = &r->load;
@@ -1248,9 +1412,12 @@ static void stop_fleet(struct rep *r, json_t *procs)
 		order[n++] = &r->replica[i];
 	if (r->c->victim == MGW_BENCH_VICTIM_REPLICA)
 		order[n++] = &r->replacement;
+	for (int k = 0; k < 3; k++)
+		order[n++] = &r->sentinel[k]; /* before they see a failure */
 	order[n++] = &r->redis;
 	if (r->c->victim == MGW_BENCH_VICTIM_REDIS)
 		order[n++] = &r->replacement;
+	order[n++] = &r->redis_replica;
 	for (size_t i = 0; i < n; i++) {
 		struct mgw_bench_proc *p = order[i];
 		const char *how = NULL;
@@ -1271,7 +1438,7 @@ static json_t *conditions(const struct mgw_bench_cell *c)
 	           *store = mgw_bench_store_name(c->store),
 	           *vic = mgw_bench_victim_name(c->victim);
 	json_t *o = json_pack("{s:s, s:s, s:i, s:s, s:s?, s:s?, s:s?, s:o, s:o, "
-	                      "s:o}",
+	                      "s:o, s:i, s:i, s:b}",
 	                      "path", mgw_bench_path_name(c->path),
 	                      "era", mgw_bench_era_name(c->era),
 	                      "replicas", c->replicas,
@@ -1280,7 +1447,9 @@ static json_t *conditions(const struct mgw_bench_cell *c)
 	                      "offered_rps", secs(c->offered_rps),
 	                      "duration_s", secs(c->duration_s),
 	                      "kill_at_s", c->victim ? secs(c->kill_at_s)
-	                                             : json_null());
+	                                             : json_null(),
+	                      "users", c->users, "delete_sessions", c->delete_after,
+	                      "sentinel", c->sentinel);
 
 	if (o && c->flow != MGW_BENCH_FLOW_PLAIN)
 		json_object_update_new(o, json_pack("{s:s, s:s?, s:b, s:b}",

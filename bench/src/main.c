@@ -117,6 +117,10 @@ static const char usage_text[] =
 "  --spread-users       the load client's ticks go round all --concurrency\n"
 "                       virtual users (sessions), as that many clients\n"
 "                       would (default: the most recently idle one)\n"
+"  --users N            the load client's fixed population of virtual\n"
+"                       users, each with its own session and connection\n"
+"                       (mcpgw load --users); default: 100 in the kill\n"
+"                       scenes, none elsewhere; 0: none\n"
 "  --no-list-tools      legacy clients do not call tools/list after each\n"
 "                       initialization (by default they do, as real\n"
 "                       clients do)\n"
@@ -248,7 +252,7 @@ static json_t *build_report(struct run *R, int finished)
 			json_array_append_new(scenes, so);
 	}
 	opts = json_pack("{s:b, s:i, s:o, s:i, s:i, s:o, s:i, s:i, s:i, s:b, "
-	                 "s:b, s:s?, s:s?}",
+	                 "s:i, s:b, s:s?, s:s?}",
 		"quick", R->o.quick, "reps", R->o.reps,
 		"cooldown_max_s", json_real(R->o.cooldown_max_s),
 		"cooldown_threshold", R->o.cooldown_threshold,
@@ -257,6 +261,7 @@ static json_t *build_report(struct run *R, int finished)
 		"concurrency", R->o.concurrency, "service_ms", R->o.service_ms,
 		"reconnect_after", R->o.reconnect_after,
 		"spread_users", R->o.spread_users,
+		"users", R->o.users,
 		"list_tools", !R->o.no_list_tools,
 		"external", R->o.external, "external_name", R->o.external_name);
 	rep = json_pack("{s:s, s:s, s:O, s:O, s:s, s:s?, s:b, s:O, s:O, s:o, "
@@ -487,7 +492,7 @@ enum {
 	OPT_MCPGW, OPT_REDIS, OPT_CELL, OPT_CONCURRENCY, OPT_WORKERS,
 	OPT_COOL_MAX, OPT_COOL_THRESHOLD, OPT_TEST_PREKILL, OPT_SERVICE_MS,
 	OPT_VERSION,
-	OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
+	OPT_RECONNECT_AFTER, OPT_SPREAD_USERS, OPT_USERS,
 	OPT_NO_LIST_TOOLS,
 };
 
@@ -509,6 +514,7 @@ static const struct option long_opts[] = {
 	{ "service-ms", required_argument, NULL, OPT_SERVICE_MS },
 	{ "reconnect-after", required_argument, NULL, OPT_RECONNECT_AFTER },
 	{ "spread-users", no_argument, NULL, OPT_SPREAD_USERS },
+	{ "users", required_argument, NULL, OPT_USERS },
 	{ "no-list-tools", no_argument, NULL, OPT_NO_LIST_TOOLS },
 	{ "workers", required_argument, NULL, OPT_WORKERS },
 	{ "cooldown-max", required_argument, NULL, OPT_COOL_MAX },
@@ -536,6 +542,7 @@ static int parse_args(struct run *R, int argc, char **argv)
 	o->workers = 1;
 	o->cooldown_threshold = DEFAULT_THRESHOLD;
 	o->service_ms = DEFAULT_SERVICE_MS;
+	o->users = -1; /* per scene */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
 		rc = 0;
@@ -588,6 +595,10 @@ static int parse_args(struct run *R, int argc, char **argv)
 			break;
 		case OPT_NO_LIST_TOOLS: o->no_list_tools = 1; break;
 		case OPT_SPREAD_USERS: o->spread_users = 1; break;
+		case OPT_USERS:
+			rc = parse_num("--users", optarg, 0, 100000, &v);
+			o->users = (int)v;
+			break;
 		case OPT_RECONNECT_AFTER:
 			rc = parse_num("--reconnect-after", optarg, 0, 1000000000, &v);
 			o->reconnect_after = (int)v;

@@ -274,6 +274,85 @@ out:
 	return rc;
 }
 
+/* Length of the complete RESP value at s[0..n), 0 while incomplete,
+ * -1 when it is not one this reader knows.  depth: arrays inside arrays
+ * are not read (the bench asks for nothing that returns them). */
+static long resp_len(const char *s, size_t n, int depth)
+{
+	const char *eol = memchr(s, '\n', n);
+	long head, len, count, used;
+
+	if (n == 0 || !eol)
+		return 0;
+	head = (long)(eol - s) + 1;
+	switch (s[0]) {
+	case '+': case '-': case ':':
+		return head;
+	case '$':
+		len = strtol(s + 1, NULL, 10);
+		if (len < 0)
+			return head;
+		return (size_t)(head + len + 2) <= n ? head + len + 2 : 0;
+	case '*':
+		count = strtol(s + 1, NULL, 10);
+		if (depth > 0)
+			return -1;
+		for (used = head; count > 0; count--) {
+			long l = resp_len(s + used, n - (size_t)used, depth + 1);
+
+			if (l <= 0)
+				return l;
+			used += l;
+		}
+		return used;
+	}
+	return -1;
+}
+
+int mgw_bench_redis_query(int port, const char *cmd, char *buf, size_t len,
+                          double timeout_s)
+{
+	uint64_t end = mgw_now_ns() + (uint64_t)(timeout_s * 1e9);
+	size_t got = 0;
+	int fd = connect_by(port, end), rc = MGW_EIO;
+	char line[512];
+	int n;
+
+	if (fd < 0 || len < 2)
+		goto out;
+	n = snprintf(line, sizeof(line), "%s\r\n", cmd);
+	if (n < 0 || (size_t)n >= sizeof(line) ||
+	    send_all(fd, line, (size_t)n, end) != 0)
+		goto out;
+	buf[0] = '\0';
+	while (got < len - 1) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		ssize_t r;
+		long l;
+
+		if (poll(&pf, 1, ms_left(end)) <= 0) {
+			rc = MGW_ETIMEDOUT;
+			break;
+		}
+		r = recv(fd, buf + got, len - 1 - got, 0);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+		buf[got] = '\0';
+		l = resp_len(buf, got, 0);
+		if (l != 0) {
+			rc = l > 0 ? 0 : MGW_EIO;
+			break;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 /* A bitmap of ports: a busy machine's /proc/net/tcp has tens of
  * thousands of lines, and a long run thousands of ports. */
 struct portset {

@@ -35,6 +35,14 @@ int mgw_bench_wait_http_ok(int port, const char *path, double timeout_s);
  * +PONG within timeout_s. */
 int mgw_bench_redis_ping(int port, double timeout_s);
 
+/* Sends one inline Redis command (words separated by spaces, no quoting)
+ * to 127.0.0.1:port and reads its reply into buf (NUL-terminated, raw
+ * RESP) until it is complete: a simple string, error, integer, bulk
+ * string, or an array of those one level deep.  Returns 0, MGW_EIO (no
+ * connection, closed, too long for buf) or MGW_ETIMEDOUT. */
+int mgw_bench_redis_query(int port, const char *cmd, char *buf, size_t len,
+                          double timeout_s);
+
 /* Counts the lines of a /proc/net/tcp or /proc/net/tcp6 text in state 06
  * (TIME_WAIT) whose local or remote port is one of ports[0..n). */
 size_t mgw_bench_timewait_count_text(const char *text, const uint16_t *ports,

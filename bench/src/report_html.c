@@ -86,10 +86,11 @@ static void scene_table(FILE *f, const json_t *cells)
 	size_t i;
 	json_t *c;
 
-	fputs("<table>\n<tr><th class=\"l\">cell</th><th>n</th>"
+	fputs("<table>\n<tr><th class=\"l\">cell</th><th>users</th><th>n</th>"
 	      "<th>achieved rps, median (range)</th><th>p50 ms</th>"
 	      "<th>p99 ms</th><th>session losses</th><th>handle losses</th>"
-	      "<th>other failures</th><th>re-pins</th></tr>\n", f);
+	      "<th>deleted served</th><th>other failures</th><th>re-pins</th>"
+	      "</tr>\n", f);
 	json_array_foreach(cells, i, c) {
 		const json_t *a = json_object_get(c, "achieved_rps");
 		double n = mgw_html_field(c, "n"), valid = mgw_html_field(c, "valid");
@@ -100,6 +101,7 @@ static void scene_table(FILE *f, const json_t *cells)
 		fprintf(f, "<tr%s><td class=\"l\">", sat ? " class=\"sat\"" : "");
 		mgw_html_esc_json(f, json_object_get(c, "cell"));
 		fputs("</td>", f);
+		td_count(f, mgw_html_field(c, "users"));
 		if (isnan(valid))
 			td_count(f, n);
 		else
@@ -119,6 +121,7 @@ static void scene_table(FILE *f, const json_t *cells)
 		td_ms(f, mgw_html_field(c, "p99_ms"));
 		td_count(f, mgw_html_field(c, "session_losses"));
 		td_count(f, mgw_html_field(c, "handle_losses"));
+		td_count(f, mgw_html_field(c, "deleted_served"));
 		td_count(f, mgw_html_field(c, "other_failures"));
 		td_count(f, mgw_html_field(c, "repins"));
 		fputs("</tr>\n", f);

@@ -40,6 +40,7 @@ static const struct kind KNOWN[] = {
 	{ "task_lost", "task lost", "#44aa99", "#000" },
 	{ "forked", "forked (an old requestState acted on again)", "#332288",
 	  "#fff" },
+	{ "deleted_served", "deleted session served", "#000000", "#fff" },
 	{ "connect_error", "connection error", "#e69f00", "#000" },
 	{ "timeout", "timeout", "#f0e442", "#000" },
 	{ "http_5xx", "HTTP 5xx", "#0072b2", "#fff" },

@@ -73,7 +73,7 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 	size_t i;
 
 	fprintf(f, "%s\n", MGW_BENCH_MD_HEADER);
-	fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
+	fputs("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", f);
 	json_array_foreach(cells, i, c) {
 		const json_t *a = get(c, "achieved_rps");
 		json_int_t n = json_integer_value(get(c, "n")),
@@ -81,6 +81,8 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 
 		fputs("| ", f);
 		cell_text(f, str(c, "cell", "?"));
+		fputs(" | ", f);
+		count(f, get(c, "users"));
 		fprintf(f, " | %lld%s%s | ", (long long)valid, valid < n ? "†" : "",
 		        json_array_size(get(c, "cooldown_timeouts")) ? "‡" : "");
 		rps(f, get(a, "median"));
@@ -101,6 +103,8 @@ int mgw_bench_report_md_table(FILE *f, const json_t *scene)
 		count(f, get(c, "session_losses"));
 		fputs(" | ", f);
 		count(f, get(c, "handle_losses"));
+		fputs(" | ", f);
+		count(f, get(c, "deleted_served"));
 		fputs(" | ", f);
 		count(f, get(c, "other_failures"));
 		fputs(" | ", f);
@@ -298,10 +302,11 @@ int mgw_bench_report_csv(FILE *f, const json_t *report)
 		"session_store", "victim", "offered_rps", "duration_s", "n",
 		"valid", NULL, NULL, NULL, "p50_ms", "p99_ms", "session_losses",
 		"handle_losses", "other_failures", "reinitializations", "repins",
-		"saturated", "state_losses", "task_losses", "flow", "keep", "guard",
-		"affinity", "dialogues", "rounds", "represented", "forked",
-		"refused", "tasks", "task_polls", "task_owner_gone",
-		"guard_refused", "state_bytes_per_round", "store_ops_per_dialogue",
+		"saturated", "users", "deleted_served", "state_losses", "task_losses",
+		"flow", "keep", "guard", "affinity", "dialogues", "rounds",
+		"represented", "forked", "refused", "tasks", "task_polls",
+		"task_owner_gone", "guard_refused", "state_bytes_per_round",
+		"store_ops_per_dialogue",
 	};
 	static const char *const ach[] = { "median", "min", "max" };
 	const size_t ncols = sizeof(cols) / sizeof(cols[0]);

@@ -10,8 +10,9 @@
 
 /* The table's header row, exactly as every scene's table starts. */
 #define MGW_BENCH_MD_HEADER                                                  \
-	"| cell | n | achieved rps, median (range) | p50 ms | p99 ms | "    \
-	"session losses | handle losses | other failures | re-pins |"
+	"| cell | users | n | achieved rps, median (range) | p50 ms | "      \
+	"p99 ms | session losses | handle losses | deleted served | "         \
+	"other failures | re-pins |"
 
 /* Writes the Markdown report of report (machine, versions, then per scene
  * its conditions, table, saturation legend and the invalid repetitions

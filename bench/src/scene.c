@@ -31,7 +31,8 @@ static const char *const scene_titles[MGW_BENCH_SCENE_N] = {
 	"or in Redis",
 	"Pod kill: one of two replicas killed mid-run and replaced on its port",
 	"Gateway kill: one of two gateways killed mid-run and replaced",
-	"Redis outage: redis-server killed mid-run and restarted",
+	"Redis outage: redis-server killed mid-run and restarted empty, or a "
+	"Sentinel set's master killed and its replica promoted",
 	"MRTR: book dialogues with their requestState in replica memory, "
 	"sealed or in Redis, one of two replicas killed mid-run",
 	"Fork: every booking's last round presented again with its old "
@@ -192,8 +193,9 @@ void mgw_bench_cell_name(struct mgw_bench_cell *c, const char *ext_name,
 	if (c->path == MGW_BENCH_EXTERNAL)
 		snprintf(path, sizeof(path), "%s", ext_name);
 	else if (c->path == MGW_BENCH_GATEWAY_HA && c->store != MGW_BENCH_STORE_NONE)
-		snprintf(path, sizeof(path), "gateway-ha (%s)",
-		         mgw_bench_store_name(c->store));
+		snprintf(path, sizeof(path), "gateway-ha (%s%s)",
+		         mgw_bench_store_name(c->store),
+		         c->sentinel ? ", sentinel" : "");
 	else
 		snprintf(path, sizeof(path), "%s", mgw_bench_path_name(c->path));
 	keep_suffix(c, keep, sizeof(keep));
@@ -258,6 +260,10 @@ static void add(struct builder *b, enum mgw_bench_path path,
 	c->offered_rps = b->rate;
 	c->duration_s = b->duration;
 	c->kill_at_s = victim != MGW_BENCH_VICTIM_NONE ? b->kill_at : 0;
+	if (b->o->users >= 0)
+		c->users = b->o->users;
+	else if (mgw_bench_scene_kills(b->scene))
+		c->users = MGW_BENCH_KILL_USERS;
 	mgw_bench_cell_name(c, b->o->external_name ? b->o->external_name : "external",
 	          b->show_conn);
 }
@@ -399,9 +405,14 @@ static void gateway_kill(struct builder *b)
 
 	/* memory: each gateway keeps its own sessions (the control: what
 	 * sharing buys); sealed and redis share them. */
-	for (int s = MGW_BENCH_STORE_MEMORY; s <= MGW_BENCH_STORE_REDIS; s++)
+	for (int s = MGW_BENCH_STORE_MEMORY; s <= MGW_BENCH_STORE_REDIS; s++) {
 		add(b, MGW_BENCH_GATEWAY_HA, MGW_BENCH_LEGACY, 2, re,
 		    MGW_BENCH_STATE_NONE, (enum mgw_bench_store)s, v);
+		/* sealed: a DELETE through one gateway must hold on the other,
+		 * the killed one's successor included (shared tombstones) */
+		if (s == MGW_BENCH_STORE_SEALED && b->n > 0 && !b->overflow)
+			b->cells[b->n - 1].delete_after = MGW_BENCH_DELETE_AFTER;
+	}
 	add(b, MGW_BENCH_GATEWAY_HA, MGW_BENCH_MODERN, 2, re,
 	    MGW_BENCH_STATE_NONE, MGW_BENCH_STORE_NONE, v);
 }
@@ -413,8 +424,19 @@ static void redis_outage(struct builder *b)
 
 	add(b, MGW_BENCH_DIRECT, MGW_BENCH_MODERN, 2, re, MGW_BENCH_STATE_REDIS,
 	    MGW_BENCH_STORE_NONE, v);
+	/* redis-server has no persistence here: it comes back empty, and
+	 * the gateways' write-back puts their sessions back */
 	add(b, MGW_BENCH_GATEWAY_HA, MGW_BENCH_LEGACY, 2, re,
 	    MGW_BENCH_STATE_NONE, MGW_BENCH_STORE_REDIS, v);
+	/* the master of a Sentinel set killed: the replica takes over */
+	add(b, MGW_BENCH_GATEWAY_HA, MGW_BENCH_LEGACY, 2, re,
+	    MGW_BENCH_STATE_NONE, MGW_BENCH_STORE_REDIS, v);
+	if (b->n > 0 && !b->overflow) {
+		struct mgw_bench_cell *c = &b->cells[b->n - 1];
+
+		c->sentinel = 1;
+		mgw_bench_cell_name(c, "external", 0);
+	}
 }
 
 int mgw_bench_cell_selected(const struct mgw_bench_cell *c,

@@ -174,6 +174,14 @@ struct mgw_load_agent_opts {
 	 * this text (case-insensitive).  NULL: "session"; "": any 400.  A 404
 	 * is always a lost session (the spec's answer to an unknown id). */
 	const char *lost_session_match;
+	/* Legacy HTTP: after this many tools/call requests on one session,
+	 * the agent's next call first ends the session: DELETE on its own
+	 * connection, then a ping with the deleted id through another target
+	 * (the next URL of the list, a connection of its own), which must be
+	 * refused as a lost session (404); a 2xx ends the call as
+	 * MGW_LOAD_DELETED_SERVED.  Then a new session, not counted as a
+	 * reinitialization.  0: sessions last until the agent closes. */
+	unsigned long delete_after;
 };
 
 /* How one logical call ended.  Exactly one per call; the engine counts
@@ -205,6 +213,11 @@ enum mgw_load_outcome {
 	 * mcpgw backend's -32040 "unknown": another replica's memory state,
 	 * and -32041 "invalid": sealed with a key it does not hold). */
 	MGW_LOAD_STATE_LOST,
+	/* Legacy, delete_after: the session this call ended with DELETE was
+	 * served again (a 2xx) when its id was presented through another
+	 * target: a DELETE that did not hold (a sealed token opened by a
+	 * gateway that never saw the DELETE).  The call's tool is not run. */
+	MGW_LOAD_DELETED_SERVED,
 	MGW_LOAD_OUTCOME_N,
 };
 
@@ -243,6 +256,9 @@ struct mgw_load_result {
 	 * requests the call sent. */
 	unsigned tasks;
 	unsigned polls;
+	/* delete_after: the sessions this call ended with DELETE and then
+	 * checked through another target (any verdict). */
+	unsigned deletes;
 	/* Short reason for a failure, for logs ("HTTP 404", "unknown
 	 * handle", "connect: refused"); NULL for MGW_LOAD_OK. */
 	const char *detail;

@@ -158,6 +158,7 @@ void ld_legacy_drop_session(struct mgw_load_agent *a)
 	free(a->session_id);
 	a->session_id = NULL;
 	a->initialized = 0;
+	a->session_calls = 0;
 	a->listed = 0;
 	a->negotiated[0] = '\0';
 	/* legacy counters live in the session: their handles died with it */
@@ -470,6 +471,10 @@ static void advance(struct mgw_load_agent *a)
 
 	if (a->era == MGW_ERA_UNKNOWN) {
 		send_msg(a, ld_auto_probe(a), LD_ST_PROBE);
+	} else if (a->era == MGW_ERA_IS_LEGACY && !a->stdio && a->initialized &&
+	           a->session_id && a->opts->delete_after &&
+	           a->session_calls >= a->opts->delete_after) {
+		send_msg(a, ld_legacy_delete(a), LD_ST_END_DELETE);
 	} else if (a->era == MGW_ERA_IS_LEGACY && !a->initialized) {
 		ld_legacy_drop_session(a);
 		send_msg(a, ld_legacy_initialize(a), LD_ST_INIT);
@@ -484,8 +489,54 @@ static void advance(struct mgw_load_agent *a)
 		send_msg(a, p ? era_request(a, "tools/call", ct, p) : NULL,
 		         LD_ST_CREATE);
 	} else {
+		if (a->era == MGW_ERA_IS_LEGACY)
+			a->session_calls++;
 		send_msg(a, call_msg(a), LD_ST_CALL);
 	}
+}
+
+/* ---- ending a session on purpose (delete_after) ---- */
+
+/* The DELETE was answered: a session the server let go is presented
+ * again (a ping with its id) through the next target; one it would not
+ * delete (405, an error) is just left. */
+static void on_end_delete(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	struct ld_msg *m;
+
+	if (ans->kind != LD_ANS_ACCEPTED && ans->kind != LD_ANS_RESPONSE) {
+		ld_legacy_drop_session(a);
+		a->planned_new = 1;
+		advance(a);
+		return;
+	}
+	m = ld_legacy_request(a, "ping", json_object());
+	if (m)
+		m->other_target = 1;
+	send_msg(a, m, LD_ST_END_CHECK);
+}
+
+/* The deleted id's check: refused as a lost session is what must happen;
+ * served (2xx) is a DELETE undone.  No verdict (no answer, a 5xx) leaves
+ * it unchecked.  The call then goes on in a new session. */
+static void on_end_check(struct mgw_load_agent *a, const struct ld_answer *ans)
+{
+	const json_t *e = json_object_get(ans->resp, "error");
+	int served = ans->kind == LD_ANS_RESPONSE || ans->kind == LD_ANS_ACCEPTED;
+
+	if (served || (ans->kind == LD_ANS_STATUS &&
+	               mgw_load_session_lost(ans->status, e,
+	                                     a->opts->lost_session_match)))
+		a->res.deletes++;
+	ld_legacy_drop_session(a);
+	a->planned_new = 1;
+	if (served) {
+		set_detail(a, "a deleted session was served again through another "
+		           "target (HTTP %d)", ans->status);
+		finish(a, MGW_LOAD_DELETED_SERVED);
+		return;
+	}
+	advance(a);
 }
 
 /* ---- answers ---- */
@@ -881,6 +932,11 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 	a->res.bytes += ans->bytes;
 	if (ans->status)
 		a->res.status = ans->status;
+	if (a->step == LD_ST_END_CHECK) {
+		/* beside the agent's connection: says nothing about it */
+		on_end_check(a, ans);
+		return;
+	}
 	if (ans->kind == LD_ANS_FAILED || (ans->kind == LD_ANS_TIMEOUT &&
 	                                   !a->stdio)) {
 		/* HTTP: a timeout drops the connection too (ld_http_broken) */
@@ -909,6 +965,10 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 		on_probe(a, ans);
 		return;
 	}
+	if (a->step == LD_ST_END_DELETE) {
+		on_end_delete(a, ans);
+		return;
+	}
 	if (ans->kind == LD_ANS_RESPONSE)
 		result = json_object_get(ans->resp, "result");
 	switch (a->step) {
@@ -921,7 +981,10 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 			finish(a, MGW_LOAD_RPC_ERROR);
 			return;
 		}
-		a->res.reinitialized++;
+		/* a new session after our own DELETE is no recovery */
+		if (!a->planned_new)
+			a->res.reinitialized++;
+		a->planned_new = 0;
 		send_msg(a, ld_legacy_initialized(a), LD_ST_INITIALIZED);
 		return;
 	case LD_ST_INITIALIZED:
@@ -1044,6 +1107,8 @@ static void on_tmo(evutil_socket_t fd, short what, void *arg)
 		                   ? "initializing" :
 		           a->step == LD_ST_LIST ? "listing tools" :
 		           a->step == LD_ST_CREATE ? "creating a handle" :
+		           a->step == LD_ST_END_DELETE ||
+		           a->step == LD_ST_END_CHECK ? "ending the session" :
 		           a->step == LD_ST_POLL || a->step == LD_ST_POLL_WAIT ||
 		           a->step == LD_ST_TASK_RESULT ? "polling the task"
 		                                   : "running the auth command");

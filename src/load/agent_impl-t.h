@@ -47,6 +47,10 @@ struct ld_msg {
 	                             * transport); stdio ignores them */
 	int with_session;           /* carries Mcp-Session-Id: a 400/404/5xx
 	                             * answer may mean the session is lost */
+	int other_target;           /* HTTP: goes to the target after the one
+	                             * the previous request went to, not on
+	                             * the agent's connection (a deleted
+	                             * session's check) */
 };
 
 /* How a message was answered. */
@@ -85,6 +89,8 @@ enum ld_step {
 	LD_ST_TASK_RESULT, /* task (legacy): tasks/result */
 	LD_ST_AUTH,        /* waiting for the auth command */
 	LD_ST_DELETE,      /* legacy close: DELETE */
+	LD_ST_END_DELETE,  /* delete_after: DELETE before the call */
+	LD_ST_END_CHECK,   /* ... and the deleted id through another target */
 	LD_ST_CLOSED,
 };
 
@@ -130,6 +136,8 @@ struct ld_hreq {
 	unsigned sse : 1;            /* the answer is text/event-stream */
 	unsigned answered : 1;       /* the agent has been told */
 	unsigned draining : 1;       /* answered, the stream still open */
+	unsigned aside : 1;          /* other_target: not on the agent's
+	                              * connection, whose state it leaves */
 	struct mgw_sse_parser sp;
 	char *body;                  /* JSON (or non-2xx) body collected */
 	size_t body_len, body_cap;
@@ -145,6 +153,7 @@ struct ld_http {
 	struct mgw_client_origin **origins; /* per URL, created on first use */
 	size_t n;
 	size_t cur;                  /* reuse mode: URL in use; n = none */
+	size_t last;                 /* URL of the last request sent */
 	unsigned long on_conn;       /* reuse mode: requests sent on it */
 	int broken;                  /* reuse mode: the last call on it failed
 	                              * or timed out: the next send opens a
@@ -189,6 +198,9 @@ struct mgw_load_agent {
 	char negotiated[32];            /* legacy: the server's answer */
 	char *session_id;               /* legacy: Mcp-Session-Id, or NULL */
 	int initialized;                /* legacy: handshake done */
+	unsigned long session_calls;    /* legacy: tools/call sent on it */
+	int planned_new;                /* legacy: the next initialize follows
+	                                 * our own DELETE (not a recovery) */
 	int listed;                     /* tools/list done (this session) */
 	int want_list;                  /* modern: a HeaderMismatch asks for
 	                                 * the tool schemas (Mcp-Param-*) */

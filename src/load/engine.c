@@ -889,6 +889,7 @@ struct mgw_load_engine *mgw_load_engine_new(struct event_base *base,
 		.client_name = conf->client_name,
 		.list_tools = conf->list_tools,
 		.lost_session_match = conf->lost_session_match,
+		.delete_after = (unsigned long)conf->delete_sessions,
 	};
 	e->timeout_ns = conf->timeout > 0 ? (uint64_t)(conf->timeout * 1e9) : 0;
 	if (conf->seed)

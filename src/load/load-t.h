@@ -149,6 +149,9 @@ struct mgw_load_conf {
 	long long users;           /* open loop: this many users from the
 	                            * start, ticks in turn (implies
 	                            * spread_users); 0: see spread_users */
+	long long delete_sessions; /* legacy: end a session with DELETE after
+	                            * this many calls and check it stays
+	                            * deleted through another target; 0: no */
 };
 
 #endif

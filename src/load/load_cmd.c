@@ -127,6 +127,11 @@ static void usage(FILE *out)
 "        bounds the calls in flight); a tick waits in the backlog while all\n"
 "        N are busy.  So a kill scene hits N sessions, not the few a fast\n"
 "        target keeps busy.  Implies --spread-users.\n"
+"  --delete-sessions N\n"
+"        Legacy: after N calls on a session, a virtual user ends it with\n"
+"        DELETE, then presents the deleted id (a ping) through another\n"
+"        target, which must refuse it (404); a 2xx there is counted as\n"
+"        deleted_served.  Then it starts a new session.  Default 0: never.\n"
 "  --duration DURATION\n"
 "        Length of the measured phase.  Default: 10s (none with --requests).\n"
 "  --requests N\n"
@@ -204,7 +209,7 @@ enum {
 	OPT_THINK, OPT_AUTH_HEADER, OPT_AUTH_CMD, OPT_SEED, OPT_QUIET,
 	OPT_REQUESTS, OPT_BACKLOG, OPT_CA_FILE, OPT_PROTO, OPT_LIST_TOOLS,
 	OPT_LOG_LEVEL, OPT_LOST_MATCH, OPT_RECONNECT_AFTER, OPT_SPREAD_USERS,
-	OPT_USERS,
+	OPT_USERS, OPT_DELETE_SESSIONS,
 };
 
 static const struct option long_opts[] = {
@@ -247,6 +252,7 @@ static const struct option long_opts[] = {
 	{"list-tools", no_argument, NULL, OPT_LIST_TOOLS},
 	{"spread-users", no_argument, NULL, OPT_SPREAD_USERS},
 	{"users", required_argument, NULL, OPT_USERS},
+	{"delete-sessions", required_argument, NULL, OPT_DELETE_SESSIONS},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"lost-session-match", required_argument, NULL, OPT_LOST_MATCH},
 	{NULL, 0, NULL, 0},
@@ -265,6 +271,7 @@ struct flags {
 	size_t n_headers;
 	const char *dialect, *concurrency, *rate, *duration, *warmup, *requests;
 	const char *users;
+	const char *delete_sessions;
 	const char *backlog, *connection, *reconnect_after, *ca_file, *tool, *json, *csv, *clock_file;
 	const char *progress_file;
 	const char *scenario, *max_p95, *max_p99, *max_err, *min_rps;
@@ -326,6 +333,7 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_LIST_TOOLS: f->list_tools = 1; break;
 	case OPT_SPREAD_USERS: f->spread_users = 1; break;
 	case OPT_USERS: f->users = v; break;
+	case OPT_DELETE_SESSIONS: f->delete_sessions = v; break;
 	case OPT_LOG_LEVEL: f->log_level = v; break;
 	case OPT_LOST_MATCH: f->lost_match = v; break;
 	default: return MGW_EINVAL;
@@ -472,6 +480,11 @@ static int apply_protocol(struct mgw_load_conf *c, const struct flags *f)
 	if (f->users &&
 	    mgw_parse_int(f->users, 1, 1000000, &c->users) != 0)
 		return usage_error("invalid --users '%s' (1 to 1000000)", f->users);
+	if (f->delete_sessions &&
+	    mgw_parse_int(f->delete_sessions, 0, 1000000000,
+	                  &c->delete_sessions) != 0)
+		return usage_error("invalid --delete-sessions '%s' (a number of "
+		                   "calls, 0 = never)", f->delete_sessions);
 	if (f->timeout) {
 		if (mgw_parse_duration(f->timeout, &d) != 0 || d > 3600)
 			return usage_error("invalid --timeout '%s' (a duration up to "

@@ -134,6 +134,8 @@ static json_t *row_json(const struct mgw_load_phase_stats *ps,
 	json_object_set_new(o, "refused", json_integer((json_int_t)row->c.refused));
 	json_object_set_new(o, "tasks", json_integer((json_int_t)row->c.tasks));
 	json_object_set_new(o, "task_polls", json_integer((json_int_t)row->c.polls));
+	json_object_set_new(o, "session_deletes",
+	                    json_integer((json_int_t)row->c.deletes));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)row->c.bytes));
 	return o;
 }
@@ -181,6 +183,8 @@ static json_t *config_json(const struct mgw_load_conf *c)
 	                    json_integer((json_int_t)t->reconnect_after));
 	json_object_set_new(o, "spread_users", json_boolean(c->spread_users));
 	json_object_set_new(o, "users", json_integer((json_int_t)c->users));
+	json_object_set_new(o, "delete_sessions",
+	                    json_integer((json_int_t)c->delete_sessions));
 	json_object_set_new(o, "http2", json_boolean(t->http2));
 	if (t->ca_file)
 		json_object_set_new(o, "ca_file", json_string(t->ca_file));

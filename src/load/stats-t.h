@@ -31,6 +31,8 @@ struct mgw_load_counts {
 	uint64_t refused;          /* ... that were refused */
 	uint64_t tasks;            /* calls the server answered with a task */
 	uint64_t polls;            /* tasks/get requests of those calls */
+	uint64_t deletes;          /* sessions ended by DELETE and checked
+	                            * (--delete-sessions) */
 	uint64_t bytes;            /* response body bytes */
 };
 

@@ -23,6 +23,7 @@ static const char *const outcome_names[MGW_LOAD_OUTCOME_N] = {
 	[MGW_LOAD_CONNECT_ERROR] = "connect_error",
 	[MGW_LOAD_TASK_LOST] = "task_lost",
 	[MGW_LOAD_STATE_LOST] = "state_lost",
+	[MGW_LOAD_DELETED_SERVED] = "deleted_served",
 };
 
 const char *mgw_load_outcome_name(enum mgw_load_outcome o)
@@ -61,6 +62,7 @@ static void counts_add(struct mgw_load_counts *d, const struct mgw_load_counts *
 	d->refused += s->refused;
 	d->tasks += s->tasks;
 	d->polls += s->polls;
+	d->deletes += s->deletes;
 	d->bytes += s->bytes;
 }
 
@@ -260,6 +262,7 @@ static void count_result(struct mgw_load_counts *c,
 	c->reinit += r->reinitialized;
 	c->tasks += r->tasks;
 	c->polls += r->polls;
+	c->deletes += r->deletes;
 	c->reconnects += r->reconnected;
 	c->dialogues += r->dialogue;
 	c->rounds += r->rounds;

@@ -347,7 +347,8 @@ static void on_error(struct mgw_client_req *r, const struct mgw_client_error *e,
 	/* a connection that failed (or went silent) is given up: reuse mode
 	 * opens a new one before the next request, to a target drawn again,
 	 * as a client reconnecting through a Service would land anywhere */
-	a->http.broken = 1;
+	if (!q->aside)
+		a->http.broken = 1;
 	deliver(q, e->cls == MGW_CLIENT_E_TIMEOUT && !(e->flags & MGW_CLIENT_F_CONNECT)
 	                   ? LD_ANS_TIMEOUT : LD_ANS_FAILED, why);
 	hreq_free(q);
@@ -371,7 +372,11 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 		/* never two at once: the agent answers one before the next */
 		ld_http_cancel(a);
 	}
-	if (a->target->conn == MGW_LOAD_CONN_NEW) {
+	if (m->other_target) {
+		/* beside the agent's connection: cur, on_conn and broken are
+		 * the connection's and stay as they are */
+		i = (h->last + 1) % h->n;
+	} else if (a->target->conn == MGW_LOAD_CONN_NEW) {
 		i = (size_t)mgw_random_below(h->n);
 	} else {
 		if (h->cur < h->n && (h->broken || (a->target->reconnect_after &&
@@ -407,6 +412,7 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 		goto nomem;
 	q->a = a;
 	q->id = m->id;
+	q->aside = m->other_target ? 1 : 0;
 	sp.method = m->http_method;
 	sp.target = h->paths[i];
 	sp.headers = &hdr;
@@ -424,6 +430,7 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 		return rc;
 	}
 	h->req = q;
+	h->last = i;
 	return 0;
 nomem:
 	mgw_headers_deinit(&hdr);

@@ -82,7 +82,6 @@ struct mgw_outlier_conf {
 	double max_ejection;                   /* max_ejection (60s) */
 };
 
-/* One upstream group: "upstreams: [{...}]". */
 /* A "redis:" section of a proxy feature that shares state between
  * gateways (rate_limits.redis, mrtr_guard.redis; conf_ratelimit.c). */
 struct mgw_redis_conf {
@@ -109,6 +108,15 @@ struct mgw_task_affinity_conf {
 	                            * answer than redis.timeout is a miss */
 };
 
+/* upstreams[].tools_probe (tools_probe.h) */
+enum {
+	MGW_TOOLS_PROBE_OFF = 0,  /* false: never */
+	MGW_TOOLS_PROBE_ON = 1,   /* true: from the start */
+	MGW_TOOLS_PROBE_AUTO = 2, /* auto: once clients' traffic taught the
+	                           * group, to keep that knowledge fresh */
+};
+
+/* One upstream group: "upstreams: [{...}]". */
 struct mgw_upstream_conf {
 	char *name;                /* name (required, unique) */
 	enum mgw_balancer_conf balancer; /* balancer (round_robin) */
@@ -128,8 +136,12 @@ struct mgw_upstream_conf {
 	                            * line is the Authorization value */
 	char *credential_env;      /* upstream_credential.env: a variable
 	                            * holding it (read when the file loads) */
-	int tools_probe;           /* tools_probe (false): the gateway asks
-	                            * for tools/list itself (tools_probe.h) */
+	int tools_probe;           /* tools_probe (auto): the gateway asks
+	                            * for tools/list itself (tools_probe.h):
+	                            * MGW_TOOLS_PROBE_* */
+	double tools_ttl;          /* tools_ttl (10m): how long the tools a
+	                            * tools/list marked replay-safe are
+	                            * trusted without a newer list */
 	struct mgw_task_affinity_conf affinity; /* affinity, task_affinity */
 };
 

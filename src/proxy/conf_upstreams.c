@@ -36,6 +36,12 @@ static const struct mgw_cfg_enum upstream_auths[] = {
 static const struct mgw_cfg_enum affinities[] = {
 	{"none", MGW_AFFINITY_NONE}, {"task", MGW_AFFINITY_TASK}, {NULL, 0},
 };
+static const struct mgw_cfg_enum tools_probes[] = {
+	{"auto", MGW_TOOLS_PROBE_AUTO}, {"true", MGW_TOOLS_PROBE_ON},
+	{"false", MGW_TOOLS_PROBE_OFF}, {"yes", MGW_TOOLS_PROBE_ON},
+	{"no", MGW_TOOLS_PROBE_OFF}, {"on", MGW_TOOLS_PROBE_ON},
+	{"off", MGW_TOOLS_PROBE_OFF}, {NULL, 0},
+};
 static const struct mgw_cfg_enum probe_types[] = {
 	{"http", MGW_PROBE_HTTP}, {"tcp", MGW_PROBE_TCP}, {NULL, 0},
 };
@@ -264,8 +270,10 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	 .enums = upstream_auths, .def = "strip"},
 	{.key = "upstream_credential", .type = MGW_CFG_SECTION, .off = 0,
 	 .sub = &up_cred_section},
-	{.key = "tools_probe", .type = MGW_CFG_BOOL, U(tools_probe),
-	 .def = "false"},
+	{.key = "tools_probe", .type = MGW_CFG_ENUM, U(tools_probe),
+	 .enums = tools_probes, .def = "auto"},
+	{.key = "tools_ttl", .type = MGW_CFG_DURATION, U(tools_ttl),
+	 .dmin = 2, .dmax = 86400, .def = "10m"},
 	{.key = "affinity", .type = MGW_CFG_ENUM, U(affinity.mode),
 	 .enums = affinities, .def = "none"},
 	{.key = "task_affinity", .type = MGW_CFG_SECTION,

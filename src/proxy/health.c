@@ -131,7 +131,7 @@ struct mgw_health {
 	struct mgw_resolver *resolver;
 	struct probe *probes;
 	size_t n;
-	struct mgw_tools_probe **tools;   /* groups with tools_probe: true */
+	struct mgw_tools_probe **tools;   /* groups with tools_probe on/auto */
 	size_t n_tools;
 	struct mgw_health_stats st;
 };
@@ -548,7 +548,7 @@ struct mgw_health *mgw_health_new(struct event_base *base,
 	for (size_t g = 0; g < ups->n_groups; g++) {
 		if (ups->groups[g].conf->health.enabled)
 			n += ups->groups[g].n_servers;
-		nt += ups->groups[g].conf->tools_probe ? 1 : 0;
+		nt += ups->groups[g].conf->tools_probe != MGW_TOOLS_PROBE_OFF;
 	}
 	if (n == 0 && nt == 0)
 		return h;
@@ -568,7 +568,7 @@ struct mgw_health *mgw_health_new(struct event_base *base,
 	if (!h->probes || !h->tools || !h->client || !h->resolver)
 		goto nomem;
 	for (size_t g = 0; g < ups->n_groups; g++) {
-		if (!ups->groups[g].conf->tools_probe)
+		if (ups->groups[g].conf->tools_probe == MGW_TOOLS_PROBE_OFF)
 			continue;
 		h->tools[h->n_tools] = mgw_tools_probe_new(base, h->client,
 		                                           &ups->groups[g], err, errlen);

@@ -13,7 +13,8 @@
 #define MGW_REPLAY_TOOLS_BYTES (64 * 1024) /* bytes of names kept */
 #define MGW_REPLAY_TOOL_NAME_MAX 256     /* longer: never replay-safe */
 #define MGW_REPLAY_TOOLS_TTL_MS (10 * 60 * 1000) /* a set unrefreshed this
-                                          * long is forgotten */
+                                          * long is forgotten (the
+                                          * default of upstreams[].tools_ttl) */
 
 /* The tools the latest tools/list answer seen through the gateway for
  * one upstream group annotated readOnlyHint: true or idempotentHint:

@@ -322,3 +322,13 @@ size_t mgw_replay_tools_count(struct mgw_replay_tools *tt, uint64_t now_ms)
 	pthread_mutex_unlock(&tt->mu);
 	return n;
 }
+
+uint64_t mgw_replay_tools_learned_ms(struct mgw_replay_tools *tt)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&tt->mu);
+	t = tt->learned_ms;
+	pthread_mutex_unlock(&tt->mu);
+	return t;
+}

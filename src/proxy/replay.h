@@ -92,5 +92,7 @@ int mgw_replay_tools_safe(struct mgw_replay_tools *tt, const char *name,
 
 /* Names in the set now (0 once expired). */
 size_t mgw_replay_tools_count(struct mgw_replay_tools *tt, uint64_t now_ms);
+/* When tt was last learned (monotonic ms; 0: never). */
+uint64_t mgw_replay_tools_learned_ms(struct mgw_replay_tools *tt);
 
 #endif

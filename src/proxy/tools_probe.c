@@ -2,6 +2,7 @@
  * (tools_probe.h). */
 #include "autoconf.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,44 @@ struct mgw_tools_probe {
 	size_t next;                    /* the server to ask next */
 	size_t sent, learned;
 };
+
+/* auto: the group has learned from a tools/list of clients' traffic
+ * (every list it learned, less the probe's own) */
+static int taught_by_traffic(const struct mgw_tools_probe *p)
+{
+	const struct mgw_replay_group *rg = p->g->replay;
+
+	return rg && atomic_load(&rg->learned) > p->learned;
+}
+
+static int is_auto(const struct mgw_tools_probe *p)
+{
+	return p->g->conf->tools_probe == MGW_TOOLS_PROBE_AUTO;
+}
+
+/* auto: seconds until a probe is due (0: now).  Nothing is asked until
+ * traffic taught the group; then only when what was learned last (by
+ * traffic or by the probe) is half its lifetime old: clients that keep
+ * listing their tools keep it fresh themselves. */
+static double auto_wait(struct mgw_tools_probe *p)
+{
+	uint64_t now = mgw_now_ms(), at, half;
+
+	half = p->g->replay->tools.ttl_ms / 2;
+	if (!taught_by_traffic(p)) {
+		/* often enough that a probe is never late by more than a
+		 * quarter of the tools' lifetime */
+		double check = (double)half / 2000.0;
+
+		return check < MGW_TOOLS_PROBE_AUTO_CHECK_S
+		               ? check
+		               : MGW_TOOLS_PROBE_AUTO_CHECK_S;
+	}
+	at = mgw_replay_tools_learned_ms(&p->g->replay->tools);
+	if (at && now < at + half)
+		return (double)(at + half - now) / 1000.0 + 0.001;
+	return 0;
+}
 
 static void schedule(struct mgw_tools_probe *p, double seconds)
 {
@@ -96,7 +135,10 @@ static void on_end(struct mgw_client_req *r, void *arg)
 	}
 	mgw_debug(NULL, "upstream '%s': tools/list probe answered %d%s: nothing "
 	          "learned", p->g->name, p->status, p->too_big ? " (too large)" : "");
-	schedule(p, MGW_TOOLS_PROBE_RETRY_S);
+	/* auto asks only to refresh: a server that does not answer a
+	 * modern tools/list (a legacy one) is not asked every 10 s */
+	schedule(p, is_auto(p) ? MGW_TOOLS_PROBE_INTERVAL_S
+	                       : MGW_TOOLS_PROBE_RETRY_S);
 }
 
 static void on_error(struct mgw_client_req *r, const struct mgw_client_error *e,
@@ -139,6 +181,14 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (p->req)
 		return;
+	if (is_auto(p)) {
+		double wait = auto_wait(p);
+
+		if (wait > 0) {
+			schedule(p, wait);
+			return;
+		}
+	}
 	i = pick(p, mgw_now_ms());
 	if (i == p->g->n_servers) {
 		schedule(p, MGW_TOOLS_PROBE_RETRY_S);

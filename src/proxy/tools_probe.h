@@ -1,9 +1,14 @@
 /* tools_probe.h - the gateway asks a group's servers for their modern
- * tools/list itself (upstreams[].tools_probe: true), as it probes their
- * health, so that the group knows which tools are safe to replay
- * (replay.h) before the first tools/call: at start, then every
+ * tools/list itself, as it probes their health, so that the group knows
+ * which tools are safe to replay (replay.h).  upstreams[].tools_probe:
+ * true asks at start (before the first tools/call), then every
  * MGW_TOOLS_PROBE_INTERVAL_S (sooner again after a failure), to one
- * available server in turn.  A modern tools/list needs no session; a
+ * available server in turn.  auto (the default) asks only once a
+ * tools/list of clients' traffic has taught the group, and then only
+ * when what was learned last is half its lifetime old: clients list
+ * their tools once and call them for hours, while what was learned is
+ * forgotten MGW_REPLAY_TOOLS_TTL_MS after the last list; a failed auto
+ * probe waits the whole interval.  A modern tools/list needs no session; a
  * legacy server's refusal simply teaches nothing.  The first page only
  * (a cursor-paged list teaches its first page; clients' own tools/list
  * answers teach the rest).  Runs on the main thread's loop with the
@@ -21,6 +26,9 @@
 
 #define MGW_TOOLS_PROBE_INTERVAL_S 300.0  /* half the tools' lifetime */
 #define MGW_TOOLS_PROBE_RETRY_S 10.0      /* after a failed probe */
+#define MGW_TOOLS_PROBE_AUTO_CHECK_S 30.0 /* auto: how often it looks
+                                           * whether traffic taught the
+                                           * group yet */
 #define MGW_TOOLS_PROBE_BODY_MAX (1024 * 1024)
 
 struct mgw_tools_probe;

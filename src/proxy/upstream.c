@@ -149,6 +149,7 @@ static int group_init(struct mgw_upstreams *ups, size_t gi, char *err,
 		snprintf(err, errlen, "out of memory");
 		return MGW_ENOMEM;
 	}
+	g->replay->tools.ttl_ms = to_ms(uc->tools_ttl);
 	if (uc->affinity.mode == MGW_AFFINITY_TASK &&
 	    (!(g->tasks = malloc(sizeof(*g->tasks))) ||
 	     mgw_task_map_init(g->tasks, uc->affinity.max_tasks,

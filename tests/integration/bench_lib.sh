@@ -100,6 +100,8 @@ def others: ["http_4xx","http_5xx","rpc_error","tool_error","timeout",
            or .refused != ([$t[] | .refused] | add)
            or .tasks != ([$t[] | .tasks] | add))
        then "flow counts \(.dialogues)/\(.forked)/\(.refused)/\(.tasks)" else empty end),
+      (if .deleted_served != ([$t[] | .failures.deleted_served // 0] | add)
+       then "deleted_served \(.deleted_served)" else empty end),
       (if .other_failures != ([$t[] | .failures as $f | others | map($f[.]) | add] | add)
        then "other_failures \(.other_failures)" else empty end),
       (if .repins != ([$v[] | .repins | numbers] | if length == 0 then null else add end)
@@ -141,13 +143,13 @@ check_outputs() {
 	assert_match "mcpgw version stamped" '^mcpgw [0-9]' "$(rj '.versions.mcpgw')"
 	assert_match "versions.txt names mcpgw" '^mcpgw: mcpgw [0-9]' \
 		"$(grep '^mcpgw:' "$OUT/versions.txt")"
-	if grep -qxF '| cell | n | achieved rps, median (range) | p50 ms | p99 ms | session losses | handle losses | other failures | re-pins |' "$OUT/report.md"; then
+	if grep -qxF '| cell | users | n | achieved rps, median (range) | p50 ms | p99 ms | session losses | handle losses | deleted served | other failures | re-pins |' "$OUT/report.md"; then
 		ok "report.md has the table header"
 	else
 		fail "report.md lacks the exact table header"
 	fi
 	assert_eq "report.md rows" "$ncells" \
-		"$(sed -n '/^| cell | n |/,/^$/p' "$OUT/report.md" | grep -v '^| cell |' | grep -c '^| [a-z]')"
+		"$(sed -n '/^| cell | users |/,/^$/p' "$OUT/report.md" | grep -v '^| cell |' | grep -c '^| [a-z]')"
 	assert_eq "report.csv lines" "$((ncells + 1))" "$(wc -l <"$OUT/report.csv" | tr -d ' ')"
 	assert_eq "every cell keeps the shape's names" "0" "$(rj '[.scenes[].cells[] |
 		select((has("cell") and has("path") and has("era") and has("replicas")

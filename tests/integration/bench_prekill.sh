@@ -23,7 +23,7 @@ RUN=$OUT/$(cellv pod-kill "$C" '.runs[0]')
 assert_eq "run record invalid" false "$(jq -r .valid "$RUN")"
 assert_eq "kill record: victim was dead" false "$(jq -r '.kills[0].alive_before' "$RUN")"
 assert_eq "kill record: not landed" false "$(jq -r '.kills[0].valid' "$RUN")"
-assert_match "table marks the cell" '^\| modern direct 2 replicas \| 0† \| – ' \
+assert_match "table marks the cell" '^\| modern direct 2 replicas \| 100 \| 0† \| – ' \
 	"$(grep '^| modern direct 2 replicas |' "$OUT/report.md")"
 assert_match "report.md gives the reason" 'already exited before the kill' "$(cat "$OUT/report.md")"
 check_aggregation

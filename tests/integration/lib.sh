@@ -574,7 +574,7 @@ fg_result() {
 # knows a background request has reached the server.  Returns 1 on timeout.
 wait_inflight() {
 	local base=$1 n=$2 i=0 got out
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 80 ]; do
 		out=$(curl -sS --max-time 2 "$base/stats" 2>/dev/null)
 		got=$(printf '%s' "$out" | jq -r '.inflight // 0' 2>/dev/null)
 		[ -n "$got" ] && [ "$got" -ge $((n + 1)) ] 2>/dev/null && return 0

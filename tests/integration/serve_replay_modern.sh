@@ -26,7 +26,7 @@ require_tools curl jq sha256sum
 require_mcpgw
 watchdog 240
 
-DELAY=3000
+DELAY=5000 # long enough that all the calls of a round sit in flight together on a loaded machine
 start_backend --era modern --id r1 --record 200 --delay-ms $DELAY
 R1=$B_ADDR
 R1PID=$B_PID

@@ -73,15 +73,18 @@ static void test_table(void **state)
 	char *md = render(0);
 
 	(void)state;
-	assert_non_null(strstr(md, "\n| cell | n | achieved rps, median (range) | "
-	                           "p50 ms | p99 ms | session losses | handle "
-	                           "losses | other failures | re-pins |\n"));
-	assert_non_null(strstr(md, "| legacy direct 2 replicas | 9† | 97.2 "
-	                           "(80.0–100.0) | 0.71 | 31.5 | 1922 | 0 | 14 | "
-	                           "– |\n"));
-	assert_non_null(strstr(md, "| legacy a\\|b 2 replicas | 10‡ | 51.2 "
-	                           "(22.4–57.0) ⚠ | 12.3 | – | 0 | 4461 | 0 | 7 |\n"));
-	assert_non_null(strstr(md, "| 0† | – | – | – | – | – | – | – |\n"));
+	assert_non_null(strstr(md, "\n| cell | users | n | achieved rps, median "
+	                           "(range) | p50 ms | p99 ms | session losses | "
+	                           "handle losses | deleted served | other "
+	                           "failures | re-pins |\n"));
+	/* the synthetic cells have neither users nor deleted_served: – */
+	assert_non_null(strstr(md, "| legacy direct 2 replicas | – | 9† | 97.2 "
+	                           "(80.0–100.0) | 0.71 | 31.5 | 1922 | 0 | – | "
+	                           "14 | – |\n"));
+	assert_non_null(strstr(md, "| legacy a\\|b 2 replicas | – | 10‡ | 51.2 "
+	                           "(22.4–57.0) ⚠ | 12.3 | – | 0 | 4461 | – | 0 | "
+	                           "7 |\n"));
+	assert_non_null(strstr(md, "| 0† | – | – | – | – | – | – | – | – |\n"));
 	assert_non_null(strstr(md, "⚠ saturated"));
 	assert_non_null(strstr(md, "- legacy direct 2 replicas "
 	                           "(`runs/pod-kill/a-r03.json`): kill did not "
@@ -149,9 +152,9 @@ static void test_csv(void **state)
 		"victim,offered_rps,duration_s,n,valid,achieved_rps_median,"
 		"achieved_rps_min,achieved_rps_max,p50_ms,p99_ms,session_losses,"
 		"handle_losses,other_failures,reinitializations,repins,"
-		"saturated,state_losses,task_losses,flow,keep,guard,affinity,"
-		"dialogues,rounds,represented,forked,refused,tasks,task_polls,"
-		"task_owner_gone,guard_refused,state_bytes_per_round,"
+		"saturated,users,deleted_served,state_losses,task_losses,flow,keep,"
+		"guard,affinity,dialogues,rounds,represented,forked,refused,tasks,"
+		"task_polls,task_owner_gone,guard_refused,state_bytes_per_round,"
 		"store_ops_per_dialogue\r\n";
 	static const char row3[] = "pod-kill,\"x, \"\"quoted\"\"\",";
 
@@ -160,7 +163,7 @@ static void test_csv(void **state)
 	line2 = strstr(csv, "\r\n") + 2;
 	assert_true(strncmp(line2, "pod-kill,legacy direct 2 replicas,", 34) == 0);
 	assert_non_null(strstr(line2, ",10,9,97.250,80.000,99.960,0.712,31.500,"
-	                              "1922,0,14,,,false,"));
+	                              "1922,0,14,,,false,,,"));
 	line3 = strstr(strstr(line2, "\r\n") + 2, "\r\n") + 2;
 	assert_true(strncmp(line3, row3, strlen(row3)) == 0);
 	free(csv);

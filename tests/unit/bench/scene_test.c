@@ -162,12 +162,37 @@ static void test_kills(void **state)
 	assert_string_equal(cells[1].name, "legacy gateway-ha (sealed) 2 replicas");
 	assert_string_equal(cells[3].name, "modern gateway-ha 2 replicas");
 
+	assert_int_equal(cells[0].users, 0); /* --users 0: none */
+	o.users = -1; /* the scene's default: many users in the kill scenes */
+	n = build(MGW_BENCH_GATEWAY_KILL, &o);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(cells[i].users, MGW_BENCH_KILL_USERS);
+	assert_true(build(MGW_BENCH_SCALE_OUT, &o) > 0);
+	assert_int_equal(cells[0].users, 0);
+	o.users = 7;
+	n = build(MGW_BENCH_GATEWAY_KILL, &o);
+	assert_int_equal(cells[0].users, 7);
+	o.users = 0;
+	n = build(MGW_BENCH_GATEWAY_KILL, &o);
+	/* the sealed cell checks that DELETEs hold across the gateways */
+	for (int i = 0; i < n; i++)
+		assert_int_equal(cells[i].delete_after,
+		                 cells[i].store == MGW_BENCH_STORE_SEALED
+		                         ? MGW_BENCH_DELETE_AFTER : 0);
+
 	n = build(MGW_BENCH_REDIS_OUTAGE, &o);
-	assert_int_equal(n, 2);
+	assert_int_equal(n, 3);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(cells[i].victim, MGW_BENCH_VICTIM_REDIS);
 	assert_int_equal(cells[0].state, MGW_BENCH_STATE_REDIS);
 	assert_int_equal(cells[1].store, MGW_BENCH_STORE_REDIS);
+	assert_int_equal(cells[1].sentinel, 0);
+	assert_int_equal(cells[2].store, MGW_BENCH_STORE_REDIS);
+	assert_int_equal(cells[2].sentinel, 1);
+	assert_string_equal(cells[2].name,
+	                    "legacy gateway-ha (redis, sentinel) 2 replicas");
+	assert_string_equal(cells[2].slug,
+	                    "legacy-gateway-ha-redis-sentinel-2-replicas");
 }
 
 static void test_filters(void **state)

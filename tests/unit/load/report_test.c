@@ -239,7 +239,8 @@ static void test_files(void **state)
 	struct fixture *f = *state;
 	static const char hdr[] =
 		"t,phase,ok,failed,session_lost,handle_lost,http_4xx,http_5xx,"
-		"rpc_error,tool_error,timeout,connect_error,task_lost,state_lost,shed,"
+		"rpc_error,tool_error,timeout,connect_error,task_lost,state_lost,"
+		"deleted_served,shed,"
 		"reinitializations,p50_ms,p99_ms\n";
 	char dir[] = "/tmp/mgw-report-XXXXXX", path[128], err[256], *text;
 	json_t *r, *back;

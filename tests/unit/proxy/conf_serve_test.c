@@ -102,7 +102,8 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_null(u->tls_sni);
 	assert_int_equal(u->max_connections, 256);
 	assert_int_equal(u->max_idle, 256);
-	assert_int_equal(u->tools_probe, 0);
+	assert_int_equal(u->tools_probe, MGW_TOOLS_PROBE_AUTO);
+	assert_true(u->tools_ttl == 600.0);
 	assert_int_equal(u->affinity.mode, MGW_AFFINITY_NONE);
 	assert_int_equal(u->affinity.max_tasks, 100000);
 	assert_true(u->affinity.max_ttl == 86400.0);
