@@ -339,23 +339,12 @@ static void start_tls(struct mgw_client_conn *c)
 
 static void tls_fail(struct mgw_client_conn *c)
 {
-	char *msg = c->msgbuf;
-	size_t msglen = sizeof(c->msgbuf);
 	SSL *ssl = bufferevent_openssl_get_ssl(c->bev);
 	const char *v = mgw_tls_client_verify_error(ssl);
-	unsigned long e = bufferevent_get_openssl_error(c->bev);
 
-	if (v) {
-		snprintf(msg, msglen, "TLS certificate verification failed: %s", v);
-	} else if (e) {
-		char buf[200];
-		ERR_error_string_n(e, buf, sizeof(buf));
-		snprintf(msg, msglen, "TLS handshake failed: %s", buf);
-	} else {
-		snprintf(msg, msglen, "TLS handshake failed: connection closed");
-	}
-	ERR_clear_error();
-	conn_fail(c, v ? MGW_EAUTH : MGW_EIO, MGW_CLIENT_E_TLS, msg,
+	mgw_tls_client_why(ssl, bufferevent_get_openssl_error(c->bev), 0,
+	                   c->msgbuf, sizeof(c->msgbuf));
+	conn_fail(c, v ? MGW_EAUTH : MGW_EIO, MGW_CLIENT_E_TLS, c->msgbuf,
 	          MGW_CLIENT_F_CONNECT | MGW_CLIENT_F_NOT_SENT);
 }
 

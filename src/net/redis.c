@@ -1,32 +1,41 @@
 /* redis.c - one asynchronous Redis connection (see redis.h): URL parsing,
- * evdns resolution, hiredis on the libevent adapter, a bounded connect,
- * per-command timers, and reconnection with exponential backoff.
+ * evdns resolution, our own bufferevent (a socket, or OpenSSL over one for
+ * rediss://) with a bounded connect, hiredis for the protocol only
+ * (redisFormatCommand* encodes, a redisReader decodes), per-command
+ * timers, and reconnection with exponential backoff.
  *
- * Ownership of a command: hiredis calls its reply callback exactly once,
- * with the reply or with NULL when the context is torn down, so that
- * callback is the one place a command is freed.  A timer only answers
- * early, and then tears the connection down (a server that leaves one
- * command unanswered leaves every later one unanswered too: replies come
- * in order), which makes hiredis hand the command back with NULL. */
+ * A link is one connection (to the server, or to a sentinel being asked)
+ * with its FIFO of commands sent and not yet answered: Redis answers in
+ * order, so each reply belongs to the oldest one.  Closing a link answers
+ * every one left with NULL, which is the one place a command is freed.  A
+ * timer only answers early, and then tears the connection down (a server
+ * that leaves one command unanswered leaves every later one unanswered
+ * too), which hands the command back with NULL. */
 #include "autoconf.h"
 
 #include <ctype.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/util.h>
-#include <hiredis/adapters/libevent.h>
-#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <openssl/ssl.h>
 
 #include "core/errors.h"
 #include "core/log.h"
 #include "net/redis.h"
+#include "net/tls_client.h"
 #include "util/redis_url.h"
 #include "net/resolve.h"
 #include "util/parse.h"
@@ -35,6 +44,27 @@
 #define DEFAULT_TIMEOUT 2.0
 #define DEFAULT_BACKOFF_MIN 0.1
 #define DEFAULT_BACKOFF_MAX 2.0
+
+struct mgw_redis;
+
+/* How a command sent on a link is answered: rep NULL when the link
+ * closed first. */
+typedef void (*reply_fn)(struct mgw_redis *r, void *priv, redisReply *rep);
+
+struct pend {
+	reply_fn fn;
+	void *priv;
+	struct pend *next;
+};
+
+struct link {
+	struct mgw_redis *r;
+	struct bufferevent *bev;     /* NULL: closed */
+	redisReader *rd;
+	struct pend *head, **tail;   /* sent, unanswered, oldest first */
+	unsigned gen;                /* bumped by every close */
+	int connected;               /* TCP (and TLS) established */
+};
 
 struct mgw_redis {
 	struct event_base *base;
@@ -48,9 +78,11 @@ struct mgw_redis {
 	char *unix_path;             /* "unix:PATH" URLs */
 	int db;
 	char display[300];           /* URL without the password */
+	SSL_CTX *tls;                /* rediss:// only */
+	char *tls_name;              /* tls.server_name */
 	struct mgw_resolver *res;    /* only for host names */
 	struct mgw_resolve_req *resolving;
-	redisAsyncContext *ac;       /* NULL: no attempt under way */
+	struct link m;               /* the server */
 	enum mgw_redis_state state;
 	struct event *retry;         /* next connection attempt */
 	struct event *connect_timer; /* bounds one attempt */
@@ -59,8 +91,8 @@ struct mgw_redis {
 	int starting;                /* inside mgw_redis_new: no state
 	                              * callback (the caller has no handle
 	                              * yet; it reads mgw_redis_state) */
-	int dropping;                /* drop_context is freeing ac */
 	char setup_err[160];         /* AUTH / SELECT / PING refused: why */
+	char why[256];               /* the last link failure's text */
 	struct mgw_redis_stats st;
 	/* Sentinel (o.master_name set) */
 	char *master_name;
@@ -68,7 +100,7 @@ struct mgw_redis {
 	size_t n_sentinels;
 	size_t s_first, s_tried;     /* the one that answered last; tried in
 	                              * this round */
-	redisAsyncContext *sac;      /* a sentinel being asked */
+	struct link s;               /* a sentinel being asked */
 	struct event *drop_ev;       /* READONLY seen: drop from the loop */
 };
 
@@ -88,8 +120,8 @@ struct cmd {
 /* ---- URL ---- */
 
 /* Fills r's address fields from url (util/redis_url.c). */
-static int parse_url(struct mgw_redis *r, const char *url, char *err,
-                     size_t errlen)
+static int parse_url(struct mgw_redis *r, const char *url, int *tls,
+                     char *err, size_t errlen)
 {
 	struct mgw_redis_url u;
 	int rc = mgw_redis_url_parse(url, &u, err, errlen);
@@ -105,6 +137,7 @@ static int parse_url(struct mgw_redis *r, const char *url, char *err,
 	r->password = u.password;
 	r->unix_path = u.unix_path;
 	r->db = u.db;
+	*tls = u.tls;
 	memcpy(r->display, u.display, sizeof(r->display));
 	return 0;
 }
@@ -115,6 +148,233 @@ static int host_is_numeric(const char *h)
 
 	return evutil_inet_pton(AF_INET, h, tmp) == 1 ||
 	       evutil_inet_pton(AF_INET6, h, tmp) == 1;
+}
+
+/* ---- links ---- */
+
+static void link_event(struct mgw_redis *r, struct link *l, short what);
+
+/* Closes l and answers what it still had pending with NULL.  Commands
+ * issued from those answers see a closed link. */
+static void link_close(struct link *l)
+{
+	struct pend *p = l->head;
+
+	if (!l->bev)
+		return;
+	bufferevent_free(l->bev);
+	redisReaderFree(l->rd);
+	l->bev = NULL;
+	l->rd = NULL;
+	l->head = NULL;
+	l->tail = &l->head;
+	l->connected = 0;
+	l->gen++;
+	while (p) {
+		struct pend *next = p->next;
+
+		p->fn(l->r, p->priv, NULL);
+		free(p);
+		p = next;
+	}
+}
+
+/* Sends an encoded command; fn answers it.  Returns 0, or MGW_ENOMEM /
+ * MGW_EIO (nothing sent, fn never runs). */
+static int link_send(struct link *l, const char *buf, size_t len,
+                     reply_fn fn, void *priv)
+{
+	struct pend *p;
+
+	if (!l->bev)
+		return MGW_EIO;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return MGW_ENOMEM;
+	if (bufferevent_write(l->bev, buf, len) != 0) {
+		free(p);
+		return MGW_EIO;
+	}
+	p->fn = fn;
+	p->priv = priv;
+	*l->tail = p;
+	l->tail = &p->next;
+	return 0;
+}
+
+/* link_send with a hiredis format string. */
+static int link_sendf(struct link *l, reply_fn fn, void *priv,
+                      const char *fmt, ...)
+{
+	char *buf = NULL;
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = redisvFormatCommand(&buf, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return MGW_ENOMEM;
+	rc = link_send(l, buf, (size_t)n, fn, priv);
+	redisFreeCommand(buf);
+	return rc;
+}
+
+/* Hands every complete reply to the oldest pending command.  An answer
+ * may close l (and even open it again): the generation tells. */
+static void link_read(struct bufferevent *bev, void *arg)
+{
+	struct link *l = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	unsigned gen = l->gen;
+	struct evbuffer_iovec v;
+
+	while (evbuffer_peek(in, -1, NULL, &v, 1) > 0 && v.iov_len) {
+		if (redisReaderFeed(l->rd, v.iov_base, v.iov_len) != REDIS_OK)
+			break;
+		evbuffer_drain(in, v.iov_len);
+	}
+	for (;;) {
+		void *rep = NULL;
+		struct pend *p;
+
+		if (redisReaderGetReply(l->rd, &rep) != REDIS_OK ||
+		    (rep && !l->head)) {
+			if (rep)
+				freeReplyObject(rep);
+			snprintf(l->r->why, sizeof(l->r->why),
+			         "protocol error: %s", l->head ? l->rd->errstr
+			         : "a reply nothing asked for");
+			link_event(l->r, l, BEV_EVENT_ERROR);
+			return;
+		}
+		if (!rep)
+			return;
+		p = l->head;
+		l->head = p->next;
+		if (!l->head)
+			l->tail = &l->head;
+		p->fn(l->r, p->priv, rep);
+		free(p);
+		freeReplyObject(rep);
+		if (l->gen != gen)
+			return;
+	}
+}
+
+/* The text of a failure event on l, in r->why. */
+static void link_why(struct mgw_redis *r, struct link *l, short what)
+{
+	SSL *ssl = r->tls ? bufferevent_openssl_get_ssl(l->bev) : NULL;
+	unsigned long e = ssl ? bufferevent_get_openssl_error(l->bev) : 0;
+	int err = EVUTIL_SOCKET_ERROR();
+
+	if (ssl && (e || !l->connected))
+		mgw_tls_client_why(ssl, e, l->connected, r->why, sizeof(r->why));
+	else if (what & BEV_EVENT_EOF)
+		snprintf(r->why, sizeof(r->why), "connection closed");
+	else
+		snprintf(r->why, sizeof(r->why), "%s: %s",
+		         l->connected ? "connection lost" : "connect failed",
+		         evutil_socket_error_to_string(err ? err : ECONNREFUSED));
+}
+
+static void link_on_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct link *l = arg;
+
+	if (what & BEV_EVENT_CONNECTED) {
+		int one = 1;
+
+		l->connected = 1;
+		if (!l->r->unix_path || l != &l->r->m)
+			setsockopt(bufferevent_getfd(bev), IPPROTO_TCP,
+			           TCP_NODELAY, &one, sizeof(one));
+		link_event(l->r, l, what);
+		return;
+	}
+	link_why(l->r, l, what);
+	link_event(l->r, l, what);
+}
+
+/* Opens l to a numeric address (or r's socket path with unix set): a
+ * socket bufferevent, or an OpenSSL one for rediss:// checking the
+ * certificate against name.  Returns 0, or -1 with r->why set. */
+static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
+                     uint16_t port, int unix, const char *name)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = 0;
+	int opts = BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS;
+
+	memset(&ss, 0, sizeof(ss));
+	if (unix) {
+		struct sockaddr_un *su = (struct sockaddr_un *)&ss;
+
+		if (strlen(r->unix_path) >= sizeof(su->sun_path)) {
+			snprintf(r->why, sizeof(r->why), "socket path too long");
+			return -1;
+		}
+		su->sun_family = AF_UNIX;
+		strcpy(su->sun_path, r->unix_path);
+		sl = sizeof(*su);
+	} else if (strchr(addr, ':')) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		sl = evutil_inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1
+		     ? sizeof(*s6) : 0;
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		sl = evutil_inet_pton(AF_INET, addr, &s4->sin_addr) == 1
+		     ? sizeof(*s4) : 0;
+	}
+	if (!sl) {
+		snprintf(r->why, sizeof(r->why), "bad address %.100s", addr);
+		return -1;
+	}
+	if (r->tls && !unix) {
+		SSL *ssl = mgw_tls_client_ssl(r->tls, name, NULL, 0);
+
+		/* a failed bufferevent_openssl_socket_new with CLOSE_ON_FREE
+		 * frees ssl itself (libevent 2.1.12) */
+		l->bev = ssl ? bufferevent_openssl_socket_new(
+		                   r->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
+		                   opts)
+		             : NULL;
+		if (l->bev)
+			bufferevent_openssl_set_allow_dirty_shutdown(l->bev, 1);
+	} else {
+		l->bev = bufferevent_socket_new(r->base, -1, opts);
+	}
+	l->rd = l->bev ? redisReaderCreate() : NULL;
+	if (!l->rd) {
+		if (l->bev)
+			bufferevent_free(l->bev);
+		l->bev = NULL;
+		snprintf(r->why, sizeof(r->why), "out of memory");
+		return -1;
+	}
+	l->connected = 0;
+	bufferevent_setcb(l->bev, link_read, NULL, link_on_event, l);
+	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
+	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss,
+	                               (int)sl) != 0) {
+		int err = EVUTIL_SOCKET_ERROR();
+
+		bufferevent_free(l->bev);
+		redisReaderFree(l->rd);
+		l->bev = NULL;
+		l->rd = NULL;
+		snprintf(r->why, sizeof(r->why), "connect failed: %s",
+		         evutil_socket_error_to_string(err));
+		return -1;
+	}
+	return 0;
 }
 
 /* ---- connection ---- */
@@ -152,51 +412,51 @@ static void went_down(struct mgw_redis *r, const char *why)
 	schedule_reconnect(r);
 }
 
-/* Tears the current context down ourselves (connect or command timeout).
- * hiredis answers every pending command with NULL from inside
- * redisAsyncFree; the disconnect callback it may run is ignored here. */
+/* Tears the connection down (a failure, a timeout, READONLY): every
+ * pending command is answered MGW_EIO first. */
 static void drop_context(struct mgw_redis *r, const char *why)
 {
-	redisAsyncContext *ac = r->ac;
+	char copy[sizeof(r->why)];
 
-	r->ac = NULL;
-	if (ac) {
-		r->dropping = 1;
-		redisAsyncFree(ac);
-		r->dropping = 0;
-	}
-	went_down(r, why);
-}
-
-static void on_connect(const redisAsyncContext *ac, int status)
-{
-	struct mgw_redis *r = ac->data;
-
-	if (status != REDIS_OK) {
-		/* hiredis frees the context after this callback. */
-		r->ac = NULL;
-		r->st.failures++;
-		went_down(r, ac->errstr[0] ? ac->errstr : "connect failed");
-		return;
-	}
-	/* TCP only: up once the server answered the setup (on_ready_reply);
-	 * the connect timer bounds that too */
-	r->st.connects++;
-}
-
-static void on_disconnect(const redisAsyncContext *ac, int status)
-{
-	struct mgw_redis *r = ac->data;
-
-	if (r->freeing || r->dropping || r->ac != ac)
-		return;
-	r->ac = NULL;
-	went_down(r, status == REDIS_OK ? "connection closed"
-	                                : (ac->errstr[0] ? ac->errstr
-	                                                 : "connection lost"));
+	snprintf(copy, sizeof(copy), "%s", why); /* why may be r->why */
+	link_close(&r->m);
+	went_down(r, copy);
 }
 
 static void sentinel_next(struct mgw_redis *r);
+
+/* The server's link: connected (TCP, and TLS done) or failed.  Up only
+ * once the setup is answered (on_ready_reply); a failure before the
+ * connection was established counts as a failed attempt. */
+static void main_event(struct mgw_redis *r, short what)
+{
+	if (what & BEV_EVENT_CONNECTED) {
+		r->st.connects++;
+		return;
+	}
+	if (!r->m.connected)
+		r->st.failures++;
+	drop_context(r, r->why);
+}
+
+static void sentinel_event(struct mgw_redis *r, short what)
+{
+	if (what & BEV_EVENT_CONNECTED)
+		return;
+	link_close(&r->s);
+	r->s_tried++;
+	sentinel_next(r);
+}
+
+static void link_event(struct mgw_redis *r, struct link *l, short what)
+{
+	if (r->freeing)
+		return;
+	if (l == &r->m)
+		main_event(r, what);
+	else
+		sentinel_event(r, what);
+}
 
 static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 {
@@ -204,16 +464,13 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (r->sac) {                   /* a sentinel did not answer */
-		redisAsyncContext *sac = r->sac;
-
-		r->sac = NULL;
-		redisAsyncFree(sac);
+	if (r->s.bev) {                 /* a sentinel did not answer */
+		link_close(&r->s);
 		r->s_tried++;
 		sentinel_next(r);
 		return;
 	}
-	if (!r->ac || r->state == MGW_REDIS_UP)
+	if (!r->m.bev || r->state == MGW_REDIS_UP)
 		return;
 	r->st.failures++;
 	drop_context(r, r->setup_err[0] ? r->setup_err : "connect timed out");
@@ -221,15 +478,12 @@ static void on_connect_timeout(evutil_socket_t fd, short what, void *arg)
 
 /* AUTH or SELECT answered: an error fails the attempt (a wrong password
  * or database must not leave a connection that looks up), from the loop:
- * not inside hiredis's callback. */
-static void on_setup_reply(redisAsyncContext *ac, void *reply, void *priv)
+ * not inside the reply's callback. */
+static void on_setup_reply(struct mgw_redis *r, void *priv, redisReply *rep)
 {
-	struct mgw_redis *r = ac->data;
-	redisReply *rep = reply;
 	struct timeval now = {0, 0};
 
-	if (!rep || r->ac != ac || rep->type != REDIS_REPLY_ERROR ||
-	    r->setup_err[0])
+	if (!rep || rep->type != REDIS_REPLY_ERROR || r->setup_err[0])
 		return;
 	r->st.errors++;
 	snprintf(r->setup_err, sizeof(r->setup_err), "%s refused: %s",
@@ -241,16 +495,13 @@ static void on_setup_reply(redisAsyncContext *ac, void *reply, void *priv)
  * setup.  Only now is the connection up and the backoff reset (a server
  * that accepts and then closes, or never answers, stays down and backs
  * off). */
-static void on_ready_reply(redisAsyncContext *ac, void *reply, void *priv)
+static void on_ready_reply(struct mgw_redis *r, void *priv, redisReply *rep)
 {
-	struct mgw_redis *r = ac->data;
-	redisReply *rep = reply;
-
 	(void)priv;
-	if (!rep || r->ac != ac || r->setup_err[0])
+	if (!rep || r->setup_err[0])
 		return;
 	if (rep->type == REDIS_REPLY_ERROR) {
-		on_setup_reply(ac, reply, (void *)"PING");
+		on_setup_reply(r, (void *)"PING", rep);
 		return;
 	}
 	evtimer_del(r->connect_timer);
@@ -260,14 +511,12 @@ static void on_ready_reply(redisAsyncContext *ac, void *reply, void *priv)
 
 /* ROLE of a server a sentinel named: anything but a master (a stale
  * answer during a failover) fails the attempt. */
-static void on_role_reply(redisAsyncContext *ac, void *reply, void *priv)
+static void on_role_reply(struct mgw_redis *r, void *priv, redisReply *rep)
 {
-	struct mgw_redis *r = ac->data;
-	redisReply *rep = reply;
 	struct timeval now = {0, 0};
 
 	(void)priv;
-	if (!rep || r->ac != ac || r->setup_err[0])
+	if (!rep || r->setup_err[0])
 		return;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements >= 1 &&
 	    rep->element[0]->type == REDIS_REPLY_STRING &&
@@ -279,69 +528,57 @@ static void on_role_reply(redisAsyncContext *ac, void *reply, void *priv)
 	evtimer_add(r->connect_timer, &now);
 }
 
+/* The name the server's certificate must carry: tls.server_name, else
+ * the URL's host, or with Sentinel the address the sentinel named. */
+static const char *tls_name(const struct mgw_redis *r, const char *addr)
+{
+	return r->tls_name ? r->tls_name : addr;
+}
+
+/* Connects to r->addr (or the socket path) and queues the setup:
+ * AUTH, SELECT, ROLE (Sentinel), PING, sent once connected. */
 static void start_context(struct mgw_redis *r)
 {
-	redisAsyncContext *ac;
+	struct link *l = &r->m;
 	struct timeval tv = mgw_tv(r->o.timeout);
+	int rc = 0;
 
-	ac = r->unix_path ? redisAsyncConnectUnix(r->unix_path)
-	                  : redisAsyncConnect(r->addr, r->port);
-	if (!ac) {
+	if (link_open(r, l, r->addr, r->port, r->unix_path != NULL,
+	              tls_name(r, r->master_name ? r->addr : r->host)) != 0) {
 		r->st.failures++;
-		went_down(r, "out of memory");
+		went_down(r, r->why);
 		return;
 	}
-	if (ac->err) {
-		r->st.failures++;
-		went_down(r, ac->errstr);
-		redisAsyncFree(ac);
-		return;
-	}
-	ac->data = r;
-	if (redisLibeventAttach(ac, r->base) != REDIS_OK) {
-		redisAsyncFree(ac);
-		r->st.failures++;
-		went_down(r, "cannot attach to the event loop");
-		return;
-	}
-	redisAsyncSetConnectCallback(ac, on_connect);
-	redisAsyncSetDisconnectCallback(ac, on_disconnect);
-	r->ac = ac;
 	r->setup_err[0] = '\0';
 	evtimer_add(r->connect_timer, &tv);
-	/* Queued before the connection completes; hiredis sends them first. */
 	if (r->password && r->user)
-		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH",
-		                  "AUTH %s %s", r->user, r->password);
+		rc = link_sendf(l, on_setup_reply, (void *)"AUTH", "AUTH %s %s",
+		                r->user, r->password);
 	else if (r->password)
-		redisAsyncCommand(ac, on_setup_reply, (void *)"AUTH", "AUTH %s",
-		                  r->password);
-	if (r->db)
-		redisAsyncCommand(ac, on_setup_reply, (void *)"SELECT",
-		                  "SELECT %d", r->db);
-	if (r->master_name)
-		redisAsyncCommand(ac, on_role_reply, NULL, "ROLE");
-	redisAsyncCommand(ac, on_ready_reply, NULL, "PING");
+		rc = link_sendf(l, on_setup_reply, (void *)"AUTH", "AUTH %s",
+		                r->password);
+	if (rc == 0 && r->db)
+		rc = link_sendf(l, on_setup_reply, (void *)"SELECT", "SELECT %d",
+		                r->db);
+	if (rc == 0 && r->master_name)
+		rc = link_sendf(l, on_role_reply, NULL, "ROLE");
+	if (rc == 0)
+		rc = link_sendf(l, on_ready_reply, NULL, "PING");
+	if (rc != 0) {
+		r->st.failures++;
+		drop_context(r, "out of memory");
+	}
 }
 
 /* ---- Sentinel ---- */
 
-static void sentinel_done(struct mgw_redis *r, redisAsyncContext *ac)
+static void on_sentinel_reply(struct mgw_redis *r, void *priv,
+                              redisReply *rep)
 {
-	if (r->sac == ac)
-		r->sac = NULL;
-	/* safe inside its callback: hiredis frees it once that returns */
-	redisAsyncDisconnect(ac);
-}
-
-static void on_sentinel_reply(redisAsyncContext *ac, void *reply, void *priv)
-{
-	struct mgw_redis *r = ac->data;
-	redisReply *rep = reply;
 	long long port = 0;
 
 	(void)priv;
-	if (!rep || r->sac != ac || r->freeing)
+	if (!rep || r->freeing)
 		return;
 	if (rep->type == REDIS_REPLY_ARRAY && rep->elements == 2 &&
 	    rep->element[0]->type == REDIS_REPLY_STRING &&
@@ -352,77 +589,42 @@ static void on_sentinel_reply(redisAsyncContext *ac, void *reply, void *priv)
 		memcpy(r->addr, rep->element[0]->str, rep->element[0]->len + 1);
 		r->port = (uint16_t)port;
 		r->s_first = (r->s_first + r->s_tried) % r->n_sentinels;
-		sentinel_done(r, ac);
+		link_close(&r->s);
 		evtimer_del(r->connect_timer);
 		start_context(r);
 		return;
 	}
 	/* nil: this sentinel does not know the master (yet) */
-	sentinel_done(r, ac);
-	r->s_tried++;
-	sentinel_next(r);
-}
-
-static void on_sentinel_connect(const redisAsyncContext *ac, int status)
-{
-	struct mgw_redis *r = ac->data;
-
-	if (status == REDIS_OK || r->sac != ac || r->freeing)
-		return;
-	r->sac = NULL;                  /* hiredis frees it after this */
-	r->s_tried++;
-	sentinel_next(r);
-}
-
-static void on_sentinel_disconnect(const redisAsyncContext *ac, int status)
-{
-	struct mgw_redis *r = ac->data;
-
-	(void)status;
-	if (r->sac != ac || r->freeing)
-		return;
-	r->sac = NULL;
+	link_close(&r->s);
 	r->s_tried++;
 	sentinel_next(r);
 }
 
 /* Asks the next sentinel of this round for the master's address; after
- * the last one the attempt failed. */
+ * the last one the attempt failed.  With a rediss:// URL the sentinels
+ * are asked over TLS too, with the same options. */
 static void sentinel_next(struct mgw_redis *r)
 {
 	const struct sentinel_addr *sa;
-	redisAsyncContext *ac;
 	struct timeval tv = mgw_tv(r->o.timeout);
 
 	if (r->freeing)
 		return;
-	if (r->s_tried >= r->n_sentinels) {
-		r->st.failures++;
-		went_down(r, "no sentinel named the master");
-		return;
-	}
-	sa = &r->sentinels[(r->s_first + r->s_tried) % r->n_sentinels];
-	ac = redisAsyncConnect(sa->host, sa->port);
-	if (!ac || ac->err) {
-		if (ac)
-			redisAsyncFree(ac);
+	while (r->s_tried < r->n_sentinels) {
+		sa = &r->sentinels[(r->s_first + r->s_tried) % r->n_sentinels];
+		if (link_open(r, &r->s, sa->host, sa->port, 0,
+		              tls_name(r, sa->host)) == 0 &&
+		    link_sendf(&r->s, on_sentinel_reply, NULL,
+		               "SENTINEL get-master-addr-by-name %s",
+		               r->master_name) == 0) {
+			evtimer_add(r->connect_timer, &tv);
+			return;
+		}
+		link_close(&r->s);
 		r->s_tried++;
-		sentinel_next(r);
-		return;
 	}
-	ac->data = r;
-	if (redisLibeventAttach(ac, r->base) != REDIS_OK) {
-		redisAsyncFree(ac);
-		r->s_tried++;
-		sentinel_next(r);
-		return;
-	}
-	redisAsyncSetConnectCallback(ac, on_sentinel_connect);
-	redisAsyncSetDisconnectCallback(ac, on_sentinel_disconnect);
-	r->sac = ac;
-	evtimer_add(r->connect_timer, &tv);
-	redisAsyncCommand(ac, on_sentinel_reply, NULL,
-	                  "SENTINEL get-master-addr-by-name %s", r->master_name);
+	r->st.failures++;
+	went_down(r, "no sentinel named the master");
 }
 
 /* A READONLY answer: the master was demoted; reconnect (asking the
@@ -433,7 +635,7 @@ static void on_drop(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (r->ac && !r->sac)
+	if (r->m.bev && !r->s.bev)
 		drop_context(r, "the master became a replica (READONLY)");
 }
 
@@ -465,13 +667,13 @@ static void on_resolved(int err, const struct mgw_addrs *addrs,
 	start_context(r);
 }
 
-/* hiredis resolves names with a blocking getaddrinfo; names therefore go
- * through evdns first and hiredis only ever sees a numeric address. */
+/* Names go through evdns: the connection only ever sees a numeric
+ * address, and the loop never blocks on getaddrinfo. */
 static void connect_now(struct mgw_redis *r)
 {
 	int rc;
 
-	if (r->ac || r->resolving || r->freeing || r->sac)
+	if (r->m.bev || r->resolving || r->freeing || r->s.bev)
 		return;
 	if (r->master_name) {
 		r->s_tried = 0;
@@ -507,8 +709,8 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 	connect_now(r);
 }
 
-/* The sentinels of o, parsed ("HOST:PORT", numeric hosts: hiredis
- * resolves names with a blocking call). */
+/* The sentinels of o, parsed ("HOST:PORT", numeric hosts: a sentinel
+ * names its master by address too). */
 static int sentinels_copy(struct mgw_redis *r, const struct mgw_redis_opts *o,
                           char *err, size_t errlen)
 {
@@ -540,11 +742,46 @@ static int sentinels_copy(struct mgw_redis *r, const struct mgw_redis_opts *o,
 	return 0;
 }
 
+SSL_CTX *mgw_redis_tls_ctx(const struct mgw_redis_tls_conf *t, char *err,
+                           size_t errlen)
+{
+	SSL_CTX *ctx = mgw_tls_client_ctx(t ? t->ca_file : NULL,
+	                                  t ? t->verify : 1, err, errlen);
+
+	if (ctx && t && (t->cert_file || t->key_file) &&
+	    mgw_tls_client_cert(ctx, t->cert_file, t->key_file, err,
+	                        errlen) != 0) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/* The TLS context of a rediss:// connection, built once per connection
+ * (its files are read here, not on every reconnect). */
+static int tls_setup(struct mgw_redis *r, const struct mgw_redis_tls_conf *t,
+                     char *err, size_t errlen)
+{
+	char why[200];
+
+	r->tls = mgw_redis_tls_ctx(t, why, sizeof(why));
+	if (!r->tls) {
+		snprintf(err, errlen, "%s: %s", r->display, why);
+		return MGW_EINVAL;
+	}
+	if (t && t->server_name && !(r->tls_name = strdup(t->server_name))) {
+		snprintf(err, errlen, "out of memory");
+		return MGW_ENOMEM;
+	}
+	return 0;
+}
+
 struct mgw_redis *mgw_redis_new(struct event_base *base,
                                 const struct mgw_redis_opts *o, char *err,
                                 size_t errlen)
 {
 	struct mgw_redis *r = calloc(1, sizeof(*r));
+	int tls = 0;
 
 	if (!r) {
 		snprintf(err, errlen, "out of memory");
@@ -552,6 +789,7 @@ struct mgw_redis *mgw_redis_new(struct event_base *base,
 	}
 	r->base = base;
 	r->o = *o;
+	r->o.tls = NULL;            /* read by tls_setup only */
 	r->url = strdup(o->url ? o->url : "");
 	if (!r->url) {
 		snprintf(err, errlen, "out of memory");
@@ -567,7 +805,11 @@ struct mgw_redis *mgw_redis_new(struct event_base *base,
 		                   ? r->o.backoff_min : DEFAULT_BACKOFF_MAX;
 	r->backoff = r->o.backoff_min;
 	r->state = MGW_REDIS_CONNECTING;
-	if (parse_url(r, r->url, err, errlen) != 0)
+	r->m.r = r->s.r = r;
+	r->m.tail = &r->m.head;
+	r->s.tail = &r->s.head;
+	if (parse_url(r, r->url, &tls, err, errlen) != 0 ||
+	    (tls && tls_setup(r, o->tls, err, errlen) != 0))
 		goto fail;
 	r->o.sentinels = NULL;
 	r->o.master_name = NULL;
@@ -601,15 +843,10 @@ void mgw_redis_free(struct mgw_redis *r)
 	if (r->resolving)
 		mgw_resolve_cancel(r->resolving);
 	r->resolving = NULL;
-	if (r->ac)
-		redisAsyncFree(r->ac); /* pending commands: answered MGW_EIO */
-	r->ac = NULL;
-	if (r->sac) {
-		redisAsyncContext *sac = r->sac;
-
-		r->sac = NULL;
-		redisAsyncFree(sac);
-	}
+	link_close(&r->m); /* pending commands: answered MGW_EIO */
+	link_close(&r->s);
+	SSL_CTX_free(r->tls);
+	free(r->tls_name);
 	mgw_resolver_free(r->res);
 	if (r->drop_ev)
 		event_free(r->drop_ev);
@@ -643,21 +880,19 @@ void mgw_redis_get_stats(const struct mgw_redis *r, struct mgw_redis_stats *out)
 
 /* ---- commands ---- */
 
-static void on_reply(redisAsyncContext *ac, void *reply, void *priv)
+static void on_reply(struct mgw_redis *r, void *priv, redisReply *rep)
 {
 	struct cmd *c = priv;
-	redisReply *rep = reply;
 
-	(void)ac;
 	if (!c->answered) {
 		c->answered = 1;
 		if (rep && rep->type == REDIS_REPLY_ERROR) {
 			struct timeval now = {0, 0};
 
-			c->r->st.errors++;
-			if (c->r->master_name && !c->r->freeing &&
+			r->st.errors++;
+			if (r->master_name && !r->freeing &&
 			    strncmp(rep->str, "READONLY", 8) == 0)
-				evtimer_add(c->r->drop_ev, &now);
+				evtimer_add(r->drop_ev, &now);
 		}
 		c->cb(c->arg, rep ? 0 : MGW_EIO, rep);
 	}
@@ -678,72 +913,68 @@ static void on_cmd_timeout(evutil_socket_t fd, short what, void *arg)
 	/* Replies come in order: nothing behind this one will arrive either.
 	 * Tearing down hands c (and every other pending command) back
 	 * through on_reply, which frees it: c is not touched below. */
-	if (r->ac)
+	if (r->m.bev)
 		drop_context(r, "a command timed out");
 }
 
-static struct cmd *cmd_new(struct mgw_redis *r, mgw_redis_reply_cb cb,
-                           void *arg)
-{
-	struct cmd *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	c->r = r;
-	c->cb = cb;
-	c->arg = arg;
-	c->timer = evtimer_new(r->base, on_cmd_timeout, c);
-	if (!c->timer) {
-		free(c);
-		return NULL;
-	}
-	return c;
-}
-
-static int cmd_sent(struct mgw_redis *r, struct cmd *c, int hrc)
+/* Queues an encoded command (n < 0: encoding failed). */
+static int cmd_send(struct mgw_redis *r, char *buf, int n,
+                    mgw_redis_reply_cb cb, void *arg)
 {
 	struct timeval tv = mgw_tv(r->o.timeout);
+	struct cmd *c = n >= 0 ? calloc(1, sizeof(*c)) : NULL;
+	int rc;
 
-	if (hrc != REDIS_OK) {
-		/* hiredis refused it (context going away): never queued. */
-		event_free(c->timer);
+	if (c) {
+		c->r = r;
+		c->cb = cb;
+		c->arg = arg;
+		c->timer = evtimer_new(r->base, on_cmd_timeout, c);
+	}
+	rc = c && c->timer ? link_send(&r->m, buf, (size_t)n, on_reply, c)
+	                   : MGW_ENOMEM;
+	if (n >= 0)
+		redisFreeCommand(buf);
+	if (rc != 0) {
+		if (c && c->timer)
+			event_free(c->timer);
 		free(c);
-		return MGW_EIO;
+		return rc;
 	}
 	evtimer_add(c->timer, &tv);
 	r->st.commands++;
 	return 0;
 }
 
+static int refused(const struct mgw_redis *r)
+{
+	return r->state == MGW_REDIS_DOWN || !r->m.bev || r->freeing;
+}
+
 int mgw_redis_command_argv(struct mgw_redis *r, int argc, const char **argv,
                            const size_t *argvlen, mgw_redis_reply_cb cb,
                            void *arg)
 {
-	struct cmd *c;
+	char *buf = NULL;
+	int n;
 
-	if (r->state == MGW_REDIS_DOWN || !r->ac || r->freeing)
+	if (refused(r))
 		return MGW_EIO;
-	c = cmd_new(r, cb, arg);
-	if (!c)
-		return MGW_ENOMEM;
-	return cmd_sent(r, c, redisAsyncCommandArgv(r->ac, on_reply, c, argc,
-	                                            argv, argvlen));
+	n = redisFormatCommandArgv(&buf, argc, argv, argvlen);
+	return cmd_send(r, buf, n, cb, arg);
 }
 
 int mgw_redis_command(struct mgw_redis *r, mgw_redis_reply_cb cb, void *arg,
                       const char *fmt, ...)
 {
-	struct cmd *c;
+	char *buf = NULL;
 	va_list ap;
-	int hrc;
+	int n;
 
-	if (r->state == MGW_REDIS_DOWN || !r->ac || r->freeing)
+	if (refused(r))
 		return MGW_EIO;
-	c = cmd_new(r, cb, arg);
-	if (!c)
-		return MGW_ENOMEM;
 	va_start(ap, fmt);
-	hrc = redisvAsyncCommand(r->ac, on_reply, c, fmt, ap);
+	n = redisvFormatCommand(&buf, fmt, ap);
 	va_end(ap);
-	return cmd_sent(r, c, hrc);
+	return cmd_send(r, buf, n, cb, arg);
 }

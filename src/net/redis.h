@@ -2,10 +2,11 @@
  * by everything in mcpgw that talks to Redis (the backend's counter
  * handles, modules/redis_store).
  *
- * hiredis runs through its libevent adapter and never blocks the loop:
- * host names are resolved with evdns (net/resolve.h) so that hiredis only
- * ever sees a numeric address, connecting is bounded by the command
- * timeout, and every command carries its own timer.  A connection that
+ * The socket is a libevent bufferevent of ours (OpenSSL over it for
+ * rediss://); hiredis only encodes commands and decodes replies.  Nothing
+ * blocks the loop: host names are resolved with evdns (net/resolve.h),
+ * connecting (TLS handshake included) is bounded by the command timeout,
+ * and every command carries its own timer.  A connection that
  * fails, drops, or leaves a command unanswered past its timeout is torn
  * down and re-established with exponential backoff; meanwhile new
  * commands are refused at once (nothing is queued while the server is
@@ -18,6 +19,7 @@
 
 #include <event2/event.h>
 #include <hiredis/hiredis.h>
+#include <openssl/ssl.h>
 
 #include "util/redis_url.h"
 
@@ -49,9 +51,12 @@ typedef void (*mgw_redis_state_cb)(void *arg, enum mgw_redis_state state,
                                    const char *why);
 
 struct mgw_redis_opts {
-	const char *url;        /* "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
-	                         * or "unix:PATH"; with USER, AUTH USER
-	                         * PASSWORD (a Redis 6 ACL user) */
+	const char *url;        /* "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]",
+	                         * "rediss://..." (TLS) or "unix:PATH"; with
+	                         * USER, AUTH USER PASSWORD (a Redis 6 ACL
+	                         * user) */
+	const struct mgw_redis_tls_conf *tls; /* rediss:// only; NULL: the
+	                         * system store, verification on */
 	double timeout;         /* per command, and for connecting (s); 0 =
 	                         * 2 s */
 	double backoff_min;     /* first reconnect delay (s); 0 = 0.1 s */
@@ -65,7 +70,10 @@ struct mgw_redis_opts {
 	 * is followed by the next reconnect; a server whose ROLE is not
 	 * master is a failed attempt, and a READONLY error reply (the master
 	 * was demoted) drops the connection.  url still gives the password
-	 * and database. */
+	 * and database.  With rediss:// the sentinels are reached over TLS
+	 * too, with the same options; without tls->server_name the
+	 * certificates must name the addresses (the sentinel's, and the
+	 * master's it named). */
 	const char *const *sentinels;
 	size_t n_sentinels;
 	const char *master_name;
@@ -83,10 +91,18 @@ struct mgw_redis_stats {
 /* mgw_redis_url_check (util/redis_url.h) checks the URL of
  * struct mgw_redis_opts. */
 
+/* The TLS client context of a rediss:// connection: CA file (or the
+ * system store), verification, client certificate and key.  NULL with a
+ * message naming the file in err when one does not load (check-config
+ * calls this too). */
+SSL_CTX *mgw_redis_tls_ctx(const struct mgw_redis_tls_conf *t, char *err,
+                           size_t errlen);
+
 /* A connection to o->url on base; the first attempt starts at once.
- * Returns NULL with a message in err only for a malformed URL or no
- * memory: an unreachable server is not an error (the connection keeps
- * retrying).  o is copied (url included). */
+ * Returns NULL with a message in err only for a malformed URL, TLS files
+ * that do not load, or no memory: an unreachable server is not an error
+ * (the connection keeps retrying), nor is a failed TLS handshake.  o is
+ * copied (url and tls included). */
 struct mgw_redis *mgw_redis_new(struct event_base *base,
                                 const struct mgw_redis_opts *o, char *err,
                                 size_t errlen);

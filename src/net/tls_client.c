@@ -6,6 +6,7 @@
 #include "autoconf.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <openssl/err.h>
@@ -51,6 +52,31 @@ SSL_CTX *mgw_tls_client_ctx(const char *ca_file, int verify, char *err,
 fail:
 	SSL_CTX_free(ctx);
 	return NULL;
+}
+
+int mgw_tls_client_cert(SSL_CTX *ctx, const char *cert_file,
+                        const char *key_file, char *err, size_t errlen)
+{
+	ERR_clear_error();
+	if (!cert_file || !key_file) {
+		snprintf(err, errlen, "a client certificate needs both cert_file "
+		         "and key_file");
+		return -1;
+	}
+	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
+		mgw_tls_error(err, errlen, "loading certificate", cert_file);
+		return -1;
+	}
+	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
+		mgw_tls_error(err, errlen, "loading private key", key_file);
+		return -1;
+	}
+	if (SSL_CTX_check_private_key(ctx) != 1) {
+		mgw_tls_error(err, errlen, "key does not match the certificate",
+		              key_file);
+		return -1;
+	}
+	return 0;
 }
 
 static int is_ip_literal(const char *name)
@@ -102,4 +128,22 @@ const char *mgw_tls_client_verify_error(const SSL *ssl)
 		return NULL;
 	v = SSL_get_verify_result(ssl);
 	return v == X509_V_OK ? NULL : X509_verify_cert_error_string(v);
+}
+
+void mgw_tls_client_why(const SSL *ssl, unsigned long e, int established,
+                        char *buf, size_t len)
+{
+	const char *v = established ? NULL : mgw_tls_client_verify_error(ssl);
+	char reason[200];
+
+	if (v) {
+		snprintf(buf, len, "TLS certificate verification failed: %s", v);
+	} else if (e) {
+		ERR_error_string_n(e, reason, sizeof(reason));
+		snprintf(buf, len, "%s: %s", established ? "TLS error"
+		         : "TLS handshake failed", reason);
+	} else {
+		snprintf(buf, len, "TLS handshake failed: connection closed");
+	}
+	ERR_clear_error();
 }

@@ -17,6 +17,13 @@
 SSL_CTX *mgw_tls_client_ctx(const char *ca_file, int verify, char *err,
                             size_t errlen);
 
+/* Adds a client certificate (PEM chain in cert_file) and its private
+ * key (key_file) to ctx, for servers that ask for one.  Returns 0, or -1
+ * with a message naming the file in err (one of the two missing, a file
+ * that does not load, a key that does not match). */
+int mgw_tls_client_cert(SSL_CTX *ctx, const char *cert_file,
+                        const char *key_file, char *err, size_t errlen);
+
 /* New SSL for one connection to name (a DNS name or an address literal):
  * SNI is sent for DNS names (RFC 6066 forbids it for addresses), and the
  * certificate must match name (SAN dNSName, or iPAddress for a literal)
@@ -29,5 +36,12 @@ SSL *mgw_tls_client_ssl(SSL_CTX *ctx, const char *name,
 /* After a failed handshake: the certificate verification failure as text,
  * or NULL when verification was not the cause. */
 const char *mgw_tls_client_verify_error(const SSL *ssl);
+
+/* Why a TLS connection failed, in buf: "TLS certificate verification
+ * failed: REASON", else OpenSSL's error e ("TLS handshake failed: ..."
+ * before the handshake completed, "TLS error: ..." after), else the
+ * connection closed during the handshake. */
+void mgw_tls_client_why(const SSL *ssl, unsigned long e, int established,
+                        char *buf, size_t len);
 
 #endif

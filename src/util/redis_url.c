@@ -47,14 +47,14 @@ static char *percent_decode(const char *s, size_t n, int *bad)
 	return out;
 }
 
-/* Splits "redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]" or takes
+/* Splits "redis[s]://[[USER]:PASSWORD@]HOST[:PORT][/DB]" or takes
  * "unix:PATH".  The userinfo ends at the last '@' (a password may hold
  * '/' and '@'); %XX escapes in it are decoded.  Error messages show the
  * URL with the userinfo replaced by "***". */
 static int parse(const char *url, struct mgw_redis_url *r, char *err,
                  size_t errlen)
 {
-	const char *p, *at, *slash;
+	const char *p, *at, *slash, *scheme;
 	char hostport[300], shown[320];
 	size_t n;
 	long long db = 0;
@@ -67,15 +67,18 @@ static int parse(const char *url, struct mgw_redis_url *r, char *err,
 			snprintf(err, errlen, "out of memory");
 		return r->unix_path ? 0 : MGW_ENOMEM;
 	}
-	if (strncmp(url, "redis://", 8) != 0) {
+	r->tls = strncmp(url, "rediss://", 9) == 0;
+	if (!r->tls && strncmp(url, "redis://", 8) != 0) {
 		snprintf(err, errlen,
-		         "redis URL must be redis://HOST[:PORT][/DB] or unix:PATH: %.200s",
+		         "redis URL must be redis://HOST[:PORT][/DB], "
+		         "rediss://HOST[:PORT][/DB] or unix:PATH: %.200s",
 		         strchr(url, '@') ? "(not shown: it holds a password)" : url);
 		return MGW_EINVAL;
 	}
-	p = url + 8;
+	scheme = r->tls ? "rediss://" : "redis://";
+	p = url + strlen(scheme);
 	at = strrchr(p, '@');
-	snprintf(shown, sizeof(shown), "redis://%s%.280s", at ? "***@" : "",
+	snprintf(shown, sizeof(shown), "%s%s%.280s", scheme, at ? "***@" : "",
 	         at ? at + 1 : p);
 	if (at) {
 		const char *pw = memchr(p, ':', (size_t)(at - p));
@@ -124,7 +127,7 @@ static int parse(const char *url, struct mgw_redis_url *r, char *err,
 		snprintf(err, errlen, "redis URL has a bad host or port: %s", shown);
 		return MGW_EINVAL;
 	}
-	snprintf(r->display, sizeof(r->display), "redis://%s%s%s", hostport,
+	snprintf(r->display, sizeof(r->display), "%s%s%s%s", scheme, hostport,
 	         r->db ? "/" : "", r->db ? slash + 1 : "");
 	return 0;
 }
