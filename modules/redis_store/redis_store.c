@@ -1427,6 +1427,7 @@ static struct mgw_session_view *rs_view_new(struct mgw_session_store *st,
 	struct redis_view *v = calloc(1, sizeof(*v));
 	struct mgw_redis_opts o = {
 		.url = s->rc->url,
+		.tls = &s->rc->tls,
 		.timeout = s->rc->timeout,
 		.backoff_min = BACKOFF_MIN,
 		.backoff_max = BACKOFF_MAX,

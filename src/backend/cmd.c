@@ -24,8 +24,10 @@
 #include "core/log.h"
 #include "core/signals.h"
 #include "http/server.h"
+#include "net/redis.h"
 #include "net/serve_listeners.h"
 #include "util/parse.h"
+#include "util/redis_url.h"
 #include "util/time.h"
 
 static void usage(FILE *out)
@@ -65,11 +67,21 @@ static void usage(FILE *out)
 "        every replica with the same key accepts.  redis: a key in a shared\n"
 "        Redis.  Legacy counters always live in the session.  Default: memory.\n"
 "  --redis URL\n"
-"        Redis for --state redis and --request-state redis: redis://[:PASSWORD@]HOST[:PORT][/DB] or\n"
+"        Redis for --state redis and --request-state redis:\n"
+"        redis://[[USER]:PASSWORD@]HOST[:PORT][/DB], rediss://... (TLS) or\n"
 "        unix:PATH (%XX escapes in the password are decoded).  An\n"
 "        unreachable Redis is not fatal: counter tools answer\n"
 "        'state store unavailable' while the server reconnects with backoff.\n"
 "        Default: redis://127.0.0.1:6379.\n"
+"  --redis-ca-file FILE, --redis-cert-file FILE, --redis-key-file FILE\n"
+"        For a rediss:// --redis: the CAs the server's certificate must\n"
+"        chain to (default: the system store), and a client certificate\n"
+"        and key (needed by a redis-server with tls-auth-clients yes).\n"
+"  --redis-server-name NAME\n"
+"        SNI and the name the certificate must match (default: the URL's\n"
+"        host).\n"
+"  --redis-no-verify\n"
+"        Do not verify the Redis server's certificate (test setups only).\n"
 "  --key-file FILE\n"
 "        HMAC keys for --state hmac: lines 'KID HEX64' ('#' comments); the\n"
 "        first key signs, all keys verify.  Without it a random key is used\n"
@@ -175,7 +187,8 @@ enum {
 	OPT_ID, OPT_LOST, OPT_PATH, OPT_IDLE, OPT_KEEPALIVE, OPT_MAX_SESSIONS,
 	OPT_HANDLE_TTL, OPT_SHUTDOWN, OPT_RECORD, OPT_RS, OPT_RS_TTL,
 	OPT_RS_BIND, OPT_SINGLE_USE, OPT_TASKS, OPT_MAX_TASKS, OPT_TASK_TTL,
-	OPT_TASK_POLL,
+	OPT_TASK_POLL, OPT_REDIS_CA, OPT_REDIS_CERT, OPT_REDIS_KEY,
+	OPT_REDIS_NAME, OPT_REDIS_NO_VERIFY,
 };
 
 static const struct option long_opts[] = {
@@ -183,6 +196,11 @@ static const struct option long_opts[] = {
 	{"era", required_argument, NULL, OPT_ERA},
 	{"state", required_argument, NULL, OPT_STATE},
 	{"redis", required_argument, NULL, OPT_REDIS},
+	{"redis-ca-file", required_argument, NULL, OPT_REDIS_CA},
+	{"redis-cert-file", required_argument, NULL, OPT_REDIS_CERT},
+	{"redis-key-file", required_argument, NULL, OPT_REDIS_KEY},
+	{"redis-server-name", required_argument, NULL, OPT_REDIS_NAME},
+	{"redis-no-verify", no_argument, NULL, OPT_REDIS_NO_VERIFY},
 	{"key-file", required_argument, NULL, OPT_KEY_FILE},
 	{"sse", required_argument, NULL, OPT_SSE},
 	{"delay-ms", required_argument, NULL, OPT_DELAY},
@@ -214,7 +232,8 @@ struct flags {
 	const char *path, *idle, *keepalive, *max_sessions;
 	const char *handle_ttl, *shutdown, *record, *rs, *rs_ttl;
 	const char *tasks, *max_tasks, *task_ttl, *task_poll;
-	int rs_bind, single_use;
+	const char *redis_ca, *redis_cert, *redis_key, *redis_name;
+	int rs_bind, single_use, redis_no_verify;
 };
 
 /* A usage error: the message, where to find help, exit status 2. */
@@ -229,6 +248,11 @@ static int on_opt(int c, char *v, void *arg)
 	case OPT_ERA: f->era = v; break;
 	case OPT_STATE: f->state = v; break;
 	case OPT_REDIS: f->redis = v; break;
+	case OPT_REDIS_CA: f->redis_ca = v; break;
+	case OPT_REDIS_CERT: f->redis_cert = v; break;
+	case OPT_REDIS_KEY: f->redis_key = v; break;
+	case OPT_REDIS_NAME: f->redis_name = v; break;
+	case OPT_REDIS_NO_VERIFY: f->redis_no_verify = 1; break;
 	case OPT_KEY_FILE: f->key_file = v; break;
 	case OPT_SSE: f->sse = v; break;
 	case OPT_DELAY: f->delay = v; break;
@@ -312,6 +336,51 @@ static int task_flags(struct mgw_backend_conf *b, const struct flags *f)
 	return 0;
 }
 
+/* --redis and its TLS options; the TLS files are loaded once here, so a
+ * bad one is a usage error rather than a connection that never comes up. */
+static int redis_flags(struct mgw_backend_conf *b, const struct flags *f)
+{
+	struct mgw_redis_tls_conf *t = &b->redis_tls;
+	char err[256];
+	SSL_CTX *ctx;
+
+	if (f->redis) {
+		if (mgw_redis_url_check(f->redis, NULL, 0, err, sizeof(err)) != 0)
+			return usage_error("invalid --redis: %s", err);
+		mgw_cli_set_str(&b->redis_url, f->redis);
+	}
+	if (f->redis_ca)
+		mgw_cli_set_str(&t->ca_file, f->redis_ca);
+	if (f->redis_cert)
+		mgw_cli_set_str(&t->cert_file, f->redis_cert);
+	if (f->redis_key)
+		mgw_cli_set_str(&t->key_file, f->redis_key);
+	if (f->redis_name)
+		mgw_cli_set_str(&t->server_name, f->redis_name);
+	if (f->redis_no_verify)
+		t->verify = 0;
+	if (!f->redis_ca && !f->redis_cert && !f->redis_key)
+		return 0;
+	ctx = mgw_redis_tls_ctx(t, err, sizeof(err));
+	if (!ctx)
+		return usage_error("--redis TLS options: %s", err);
+	SSL_CTX_free(ctx);
+	return 0;
+}
+
+/* The file's redis_tls strings, copied (the snapshot owns its own). */
+static int copy_redis_tls(struct mgw_redis_tls_conf *t,
+                          const struct mgw_redis_tls_conf *from)
+{
+	t->ca_file = t->cert_file = t->key_file = t->server_name = NULL;
+	return (from->ca_file && mgw_cli_set_str(&t->ca_file, from->ca_file)) ||
+	       (from->cert_file &&
+	        mgw_cli_set_str(&t->cert_file, from->cert_file)) ||
+	       (from->key_file && mgw_cli_set_str(&t->key_file, from->key_file)) ||
+	       (from->server_name &&
+	        mgw_cli_set_str(&t->server_name, from->server_name));
+}
+
 /* Copies the file's backend section (own strings) and applies the flags. */
 static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
                        const struct flags *f)
@@ -328,7 +397,8 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 	     mgw_cli_set_str(&b->key_file, cfg->backend.key_file)) ||
 	    (cfg->backend.id && mgw_cli_set_str(&b->id, cfg->backend.id)) ||
 	    mgw_cli_set_str(&b->path, cfg->backend.path ? cfg->backend.path
-	                                                : "/mcp"))
+	                                                : "/mcp") ||
+	    copy_redis_tls(&b->redis_tls, &cfg->backend.redis_tls))
 		return MGW_EXIT_RUNTIME;
 	be->shutdown_timeout = cfg->shutdown_timeout;
 
@@ -365,12 +435,8 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 			return usage_error("invalid --path '%s' (must start with '/')", f->path);
 		mgw_cli_set_str(&b->path, f->path);
 	}
-	if (f->redis) {
-		if (strncmp(f->redis, "redis://", 8) != 0 && strncmp(f->redis, "unix:", 5) != 0)
-			return usage_error("invalid --redis '%s' (redis://HOST[:PORT][/DB] or unix:PATH)",
-			                   f->redis);
-		mgw_cli_set_str(&b->redis_url, f->redis);
-	}
+	if ((rc = redis_flags(b, f)) != 0)
+		return rc;
 	if (f->key_file)
 		mgw_cli_set_str(&b->key_file, f->key_file);
 	if (f->idle && (rc = duration_flag("--session-idle-timeout", f->idle,
@@ -420,6 +486,10 @@ static int apply_flags(struct mgw_backend *be, const struct mgw_config *cfg,
 static void conf_free(struct mgw_backend_conf *b)
 {
 	free(b->redis_url);
+	free(b->redis_tls.ca_file);
+	free(b->redis_tls.cert_file);
+	free(b->redis_tls.key_file);
+	free(b->redis_tls.server_name);
 	free(b->key_file);
 	free(b->id);
 	free(b->path);
@@ -466,7 +536,7 @@ static struct mgw_be_store *make_store(struct mgw_backend *be, int *exit_code)
 		break;
 	case MGW_STATE_REDIS:
 		s = mgw_be_store_redis_new(be->base, be->conf.redis_url,
-		                           be->conf.handle_ttl, err, sizeof(err));
+		                           &be->conf.redis_tls, be->conf.handle_ttl, err, sizeof(err));
 		break;
 	}
 	if (!s)

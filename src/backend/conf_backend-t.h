@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/redis_url.h"
+
 enum mgw_era_conf { MGW_ERA_LEGACY, MGW_ERA_MODERN, MGW_ERA_DUAL };
 enum mgw_state_conf { MGW_STATE_MEMORY, MGW_STATE_HMAC, MGW_STATE_REDIS };
 enum mgw_sse_conf { MGW_SSE_NEVER, MGW_SSE_ALWAYS };
@@ -18,6 +20,7 @@ struct mgw_backend_conf {
 	enum mgw_era_conf era;          /* era: legacy|modern|dual (dual) */
 	enum mgw_state_conf state;      /* state: memory|hmac|redis (memory) */
 	char *redis_url;                /* redis: "redis://127.0.0.1:6379" */
+	struct mgw_redis_tls_conf redis_tls; /* redis_tls: for rediss:// */
 	char *key_file;                 /* key_file: HMAC key file (hmac) */
 	enum mgw_sse_conf sse;          /* sse: always|never (never) */
 	uint32_t delay_ms;              /* delay_ms: added to every answer (0) */

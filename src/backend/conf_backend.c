@@ -8,6 +8,7 @@
 #include "backend/conf_backend.h"
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
+#include "net/conf_redis.h"
 #include "core/errors.h"
 
 static const struct mgw_cfg_enum eras[] = {
@@ -41,6 +42,9 @@ static const struct mgw_cfg_field backend_fields[] = {
 	 .def = "memory"},
 	{.key = "redis", .type = MGW_CFG_STRING, B(redis_url),
 	 .def = "redis://127.0.0.1:6379", .check = mgw_cfg_check_redis_url},
+	{.key = "redis_tls", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_backend_conf, redis_tls),
+	 .sub = &mgw_redis_tls_conf_section},
 	/* read at startup: a typo fails check-config, not the first handle */
 	{.key = "key_file", .type = MGW_CFG_STRING, B(key_file),
 	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_keyfile},

@@ -68,7 +68,8 @@ int mgw_mrtr_init(struct mgw_backend *be, char *err, size_t errlen)
 			         "key, so other replicas cannot continue this one's dialogues");
 	}
 	if (be->conf.request_state == MGW_RS_REDIS &&
-	    !(m->redis = mgw_mrtr_redis_new(be->base, be->conf.redis_url, err, errlen)))
+	    !(m->redis = mgw_mrtr_redis_new(be->base, be->conf.redis_url,
+	                                    &be->conf.redis_tls, err, errlen)))
 		goto fail;
 	be->mrtr = m;
 	return 0;

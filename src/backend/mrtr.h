@@ -23,6 +23,8 @@
 
 #include "backend/handle_hmac.h"
 
+struct mgw_redis_tls_conf;
+
 /* The largest requestState accepted (sealed and memory). */
 #define MGW_MRTR_MAX_STATE 8192
 
@@ -62,11 +64,13 @@ struct mgw_mrtr_redis;
 typedef void (*mgw_mrtr_redis_cb)(int err, const char *json, int64_t exp,
                                   void *arg);
 
-/* A connection to url (see net/redis.h; an unreachable server is not an
- * error).  NULL with a message in err for a malformed URL. */
+/* A connection to url with tls for rediss:// (see net/redis.h; an
+ * unreachable server is not an error).  NULL with a message in err for a
+ * malformed URL. */
 struct mgw_mrtr_redis *mgw_mrtr_redis_new(struct event_base *base,
-                                          const char *url, char *err,
-                                          size_t errlen);
+                                          const char *url,
+                                          const struct mgw_redis_tls_conf *tls,
+                                          char *err, size_t errlen);
 /* Pending operations are answered MGW_EIO first.  NULL allowed. */
 void mgw_mrtr_redis_free(struct mgw_mrtr_redis *r);
 /* mrtr_store_ops, mrtr_store_failures, mrtr_redis, mrtr_redis_connected. */

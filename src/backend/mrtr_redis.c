@@ -70,12 +70,14 @@ static void on_state(void *arg, enum mgw_redis_state st, const char *why)
 }
 
 struct mgw_mrtr_redis *mgw_mrtr_redis_new(struct event_base *base,
-                                          const char *url, char *err,
-                                          size_t errlen)
+                                          const char *url,
+                                          const struct mgw_redis_tls_conf *tls,
+                                          char *err, size_t errlen)
 {
 	struct mgw_mrtr_redis *r = calloc(1, sizeof(*r));
 	struct mgw_redis_opts o = {
-		.url = url, .timeout = OP_TIMEOUT, .on_state = on_state,
+		.url = url, .tls = tls, .timeout = OP_TIMEOUT,
+		.on_state = on_state,
 	};
 
 	if (!r) {

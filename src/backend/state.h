@@ -15,6 +15,8 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+struct mgw_redis_tls_conf;
+
 struct mgw_be_store;
 
 /* Outcome of a store operation.  err is 0, MGW_ENOTFOUND (unknown handle),
@@ -53,13 +55,16 @@ struct mgw_be_store *mgw_be_store_memory_new(double ttl, size_t max_handles);
 struct mgw_be_store *mgw_be_store_hmac_new(const char *key_file, double ttl,
                                            char *err, size_t errlen);
 
-/* Redis through hiredis' libevent adapter.  url is
- * "redis://[:PASSWORD@]HOST[:PORT][/DB]" or "unix:PATH".  Returns NULL with a message in
- * err only for a malformed URL: an unreachable server is not an error (the
+/* Redis (net/redis.h).  url is "redis[s]://[[USER]:PASSWORD@]HOST[:PORT][/DB]"
+ * or "unix:PATH"; tls: options for rediss:// (NULL: defaults).  Returns
+ * NULL with a message in err only for a malformed URL or TLS files that
+ * do not load: an unreachable server is not an error (the
  * store keeps reconnecting with backoff and fails operations with MGW_EIO
  * meanwhile). */
 struct mgw_be_store *mgw_be_store_redis_new(struct event_base *base,
-                                            const char *url, double ttl,
+                                            const char *url,
+                                            const struct mgw_redis_tls_conf *tls,
+                                            double ttl,
                                             char *err, size_t errlen);
 
 /* The Redis connection of a redis design, for the task store to share

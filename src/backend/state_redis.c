@@ -214,12 +214,14 @@ struct mgw_redis *mgw_be_store_redis_conn(struct mgw_be_store *s)
 }
 
 struct mgw_be_store *mgw_be_store_redis_new(struct event_base *base,
-                                            const char *url, double ttl,
+                                            const char *url,
+                                            const struct mgw_redis_tls_conf *tls,
+                                            double ttl,
                                             char *err, size_t errlen)
 {
 	struct redis_store *r = calloc(1, sizeof(*r));
 	struct mgw_redis_opts o = {
-		.url = url, .timeout = OP_TIMEOUT,
+		.url = url, .tls = tls, .timeout = OP_TIMEOUT,
 		.on_state = on_state,
 	};
 

@@ -333,11 +333,12 @@ static const struct mgw_be_task_store_ops redis_ops = {
 
 struct mgw_be_task_store *mgw_be_task_store_redis_new(
 	struct event_base *base, struct mgw_redis *conn, const char *url,
-	char *err, size_t errlen)
+	const struct mgw_redis_tls_conf *tls, char *err, size_t errlen)
 {
 	struct redis_tasks *r = calloc(1, sizeof(*r));
 	struct mgw_redis_opts o = {
-		.url = url, .timeout = OP_TIMEOUT, .on_state = on_state,
+		.url = url, .tls = tls, .timeout = OP_TIMEOUT,
+		.on_state = on_state,
 	};
 
 	if (!r) {

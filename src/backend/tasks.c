@@ -189,7 +189,8 @@ int mgw_be_tasks_init(struct mgw_backend *be, struct mgw_redis *state_conn,
 	tk->be = be;
 	if (be->conf.tasks == MGW_TASKS_REDIS)
 		tk->store = mgw_be_task_store_redis_new(be->base, state_conn,
-		                                        be->conf.redis_url, err,
+		                                        be->conf.redis_url,
+		                                        &be->conf.redis_tls, err,
 		                                        errlen);
 	else if (!(tk->store = mgw_be_task_store_memory_new(be->conf.max_tasks)))
 		snprintf(err, errlen, "out of memory");

@@ -18,6 +18,8 @@
 #include <event2/event.h>
 #include <jansson.h>
 
+struct mgw_redis_tls_conf;
+
 struct mgw_backend;
 struct mgw_be_call;
 struct mgw_be_session;
@@ -89,11 +91,11 @@ struct mgw_be_task_store *mgw_be_task_store_memory_new(size_t max);
 
 /* Records in Redis.  conn: the connection to use, borrowed (the state
  * store's, which must then outlive this store's commands), or NULL to
- * open one to url (owned).  Returns NULL with a message in err for a
+ * open one to url (owned; tls for rediss://).  Returns NULL with a message in err for a
  * malformed URL or no memory. */
 struct mgw_be_task_store *mgw_be_task_store_redis_new(
 	struct event_base *base, struct mgw_redis *conn, const char *url,
-	char *err, size_t errlen);
+	const struct mgw_redis_tls_conf *tls, char *err, size_t errlen);
 
 /* NULL allowed. */
 void mgw_be_task_store_free(struct mgw_be_task_store *s);

@@ -10,6 +10,7 @@
 
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
+#include "net/conf_redis.h"
 #include "proxy/conf_serve.h"
 
 static const struct mgw_cfg_enum rl_keys[] = {
@@ -66,6 +67,9 @@ static const struct mgw_cfg_field redis_fields[] = {
 	 .check = mgw_cfg_check_sentinel},
 	{.key = "master_name", .type = MGW_CFG_STRING, RC(master_name),
 	 .check = mgw_cfg_check_word},
+	{.key = "tls", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_redis_conf, tls),
+	 .sub = &mgw_redis_tls_conf_section},
 };
 #undef RC
 /* sentinels and master_name go together. */

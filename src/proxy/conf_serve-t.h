@@ -91,6 +91,7 @@ struct mgw_redis_conf {
 	                            * sessions.redis.sentinels */
 	size_t n_sentinels;
 	char *master_name;         /* master_name */
+	struct mgw_redis_tls_conf tls; /* tls: for rediss:// URLs */
 };
 
 /* affinity: none|task, and "task_affinity:" of a group (affinity.h):

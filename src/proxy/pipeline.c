@@ -107,6 +107,7 @@ struct mgw_redis *mgw_pipeline_redis(struct mgw_pipeline *pl,
 	if (*slot || !c->url)
 		return *slot;
 	o.url = c->url;
+	o.tls = &c->tls;
 	o.timeout = c->timeout;
 	o.sentinels = (const char *const *)c->sentinels;
 	o.n_sentinels = c->n_sentinels;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/redis_url.h"
+
 enum mgw_session_store_conf {
 	MGW_SESSION_STORE_DEFAULT = -1, /* routes only: the sessions: store */
 	MGW_SESSION_STORE_MEMORY = 0,
@@ -29,6 +31,7 @@ struct mgw_session_redis_conf {
 	                            * the master is the one they name */
 	size_t n_sentinels;
 	char *master_name;         /* master_name: with sentinels */
+	struct mgw_redis_tls_conf tls; /* tls: for rediss:// URLs */
 	uint32_t writeback_rate;   /* writeback_rate: sessions per second
 	                            * written back after Redis lost its data
 	                            * (2000) */

@@ -10,6 +10,7 @@
 
 #include "core/cfgcheck.h"
 #include "core/cfgschema.h"
+#include "net/conf_redis.h"
 #include "core/errors.h"
 #include "session/conf_sessions.h"
 #include "util/parse.h"
@@ -85,6 +86,9 @@ static const struct mgw_cfg_field session_redis_fields[] = {
 	 .check = mgw_cfg_check_sentinel},
 	{.key = "master_name", .type = MGW_CFG_STRING, SR(master_name),
 	 .check = mgw_cfg_check_word},
+	{.key = "tls", .type = MGW_CFG_SECTION,
+	 .off = offsetof(struct mgw_session_redis_conf, tls),
+	 .sub = &mgw_redis_tls_conf_section},
 };
 #undef SR
 

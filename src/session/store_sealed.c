@@ -751,6 +751,7 @@ static struct mgw_session_view *sealed_view_new(struct mgw_session_store *st,
 	struct sealed_view *v = calloc(1, sizeof(*v));
 	struct mgw_redis_opts o = {
 		.url = st->conf->redis.url,
+		.tls = &st->conf->redis.tls,
 		.timeout = st->conf->redis.timeout,
 		.on_state = on_conn_state,
 		.sentinels = (const char *const *)st->conf->redis.sentinels,

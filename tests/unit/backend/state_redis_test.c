@@ -46,7 +46,7 @@ static void test_bad_urls(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
-		assert_null(mgw_be_store_redis_new(base, bad[i], 60, err, sizeof(err)));
+		assert_null(mgw_be_store_redis_new(base, bad[i], NULL, 60, err, sizeof(err)));
 		assert_true(err[0] != '\0');
 	}
 	event_base_free(base);
@@ -63,7 +63,7 @@ static void check_unavailable(const char *url)
 	json_t *d = json_object();
 
 	mgw_log_set_level(MGW_LOG_ERROR); /* connect failures are warnings */
-	s = mgw_be_store_redis_new(base, url, 60, err, sizeof(err));
+	s = mgw_be_store_redis_new(base, url, NULL, 60, err, sizeof(err));
 	assert_non_null(s);
 	assert_string_equal(s->ops->name, "redis");
 	s->ops->create(s, on_done, &o);

@@ -470,8 +470,8 @@ static void test_value_checks(void **state)
 		 "  - address: \"127.0.0.1:80\"", "test.yaml:3:14: "
 		 "listeners[1].address: same address as listeners[0]"},
 		{"backend:\n  redis: http://x", "test.yaml:2:10: backend.redis: "
-		 "redis URL must be redis://HOST[:PORT][/DB] or unix:PATH: "
-		 "http://x"},
+		 "redis URL must be redis://HOST[:PORT][/DB], "
+		 "rediss://HOST[:PORT][/DB] or unix:PATH: http://x"},
 		{"backend:\n  redis: \"redis://:pw@h:99999\"", "test.yaml:2:10: "
 		 "backend.redis: redis URL has a bad host or port: "
 		 "redis://***@h:99999"},

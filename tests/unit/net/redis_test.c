@@ -182,6 +182,67 @@ static void test_urls(void **state)
 	assert_null(strstr(err, "s3cret"));
 }
 
+/* rediss:// parses as redis:// with the TLS flag; the display form and
+ * the messages keep the scheme. */
+static void test_rediss_urls(void **state)
+{
+	struct mgw_redis_url u;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(mgw_redis_url_parse("rediss://alice:pw@db.example/2",
+	                                     &u, err, sizeof(err)), 0);
+	assert_int_equal(u.tls, 1);
+	assert_int_equal(u.port, 6379);
+	assert_string_equal(u.host, "db.example");
+	assert_string_equal(u.user, "alice");
+	assert_string_equal(u.password, "pw");
+	assert_int_equal(u.db, 2);
+	assert_string_equal(u.display, "rediss://db.example:6379/2");
+	mgw_redis_url_free(&u);
+	assert_int_equal(mgw_redis_url_parse("redis://h:7000", &u, err,
+	                                     sizeof(err)), 0);
+	assert_int_equal(u.tls, 0);
+	assert_string_equal(u.display, "redis://h:7000");
+	mgw_redis_url_free(&u);
+	assert_int_equal(mgw_redis_url_parse("rediss://[::1]:7001", &u, err,
+	                                     sizeof(err)), 0);
+	assert_int_equal(u.tls, 1);
+	assert_int_equal(u.port, 7001);
+	mgw_redis_url_free(&u);
+	assert_int_equal(mgw_redis_url_check("rediss://", NULL, 0, err,
+	                                     sizeof(err)), MGW_EINVAL);
+	assert_int_equal(mgw_redis_url_check("redisss://h", NULL, 0, err,
+	                                     sizeof(err)), MGW_EINVAL);
+	assert_non_null(strstr(err, "rediss://"));
+	assert_int_equal(mgw_redis_url_check("rediss://:s3cret@h:99999", NULL, 0,
+	                                     err, sizeof(err)), MGW_EINVAL);
+	assert_null(strstr(err, "s3cret"));
+	assert_non_null(strstr(err, "rediss://***@h:99999"));
+}
+
+/* A rediss:// connection whose CA file does not load is refused at
+ * creation with the file named (not a connection that never comes up);
+ * a client certificate without its key too. */
+static void test_rediss_bad_files(void **state)
+{
+	struct event_base *base = event_base_new();
+	struct mgw_redis_tls_conf t = {.ca_file = "/nonexistent/ca.pem",
+	                               .verify = 1};
+	struct mgw_redis_opts o = {.url = "rediss://127.0.0.1:1", .tls = &t};
+	char err[256] = "";
+
+	(void)state;
+	assert_null(mgw_redis_new(base, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "/nonexistent/ca.pem"));
+	t.ca_file = NULL;
+	t.cert_file = "/nonexistent/client.pem";
+	err[0] = '\0';
+	assert_null(mgw_redis_new(base, &o, err, sizeof(err)));
+	assert_non_null(strstr(err, "key_file"));
+	event_base_free(base);
+}
+
 /* Commands with binary arguments round-trip; answers come from the loop,
  * never inside the call; the first connection reports UP once. */
 static void test_commands(void **state)
@@ -570,6 +631,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_urls),
+		cmocka_unit_test(test_rediss_urls),
+		cmocka_unit_test(test_rediss_bad_files),
 		cmocka_unit_test(test_auth_password_decoded),
 		cmocka_unit_test(test_auth_acl_user),
 		cmocka_unit_test(test_commands),

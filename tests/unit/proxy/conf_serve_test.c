@@ -283,7 +283,8 @@ static void test_affinity_errors(void **state)
 	             "    task_affinity:\n      redis:\n        url: http://x\n"
 	             "    servers:\n      - url: http://127.0.0.1:9001\n",
 	             "t.yaml:6:14: upstreams[0].task_affinity.redis.url: redis "
-	             "URL must be redis://HOST[:PORT][/DB] or unix:PATH: http://x");
+	             "URL must be redis://HOST[:PORT][/DB], rediss://HOST[:PORT][/DB] "
+	             "or unix:PATH: http://x");
 }
 
 static void test_full(void **state)

@@ -261,7 +261,14 @@ static void test_errors(void **state)
 	             "must be between 0 and 10");
 	expect_error(UP1 "sessions:\n  redis:\n    url: http://x\n",
 	             "t.yaml:7:10: sessions.redis.url: redis URL must be "
-	             "redis://HOST[:PORT][/DB] or unix:PATH: http://x");
+	             "redis://HOST[:PORT][/DB], rediss://HOST[:PORT][/DB] or "
+	             "unix:PATH: http://x");
+	/* redis.tls: a client certificate needs its key (the check builds
+	 * the TLS context a rediss:// connection would) */
+	expect_error(UP1 "sessions:\n  redis:\n    tls:\n      cert_file: "
+	             "/etc/hostname\n",
+	             "t.yaml:8:7: sessions.redis.tls: a client certificate needs "
+	             "both cert_file and key_file");
 	/* the connection's own parser: what serve would refuse at start */
 	expect_error(UP1 "sessions:\n  redis:\n    url: redis://h:99999\n",
 	             "t.yaml:7:10: sessions.redis.url: redis URL has a bad host "

@@ -1,0 +1,46 @@
+/* conf_redis.c - the "tls:" section of a Redis connection (see
+ * conf_redis.h). */
+#include "autoconf.h"
+
+#include <stddef.h>
+
+#include <openssl/ssl.h>
+
+#include "core/cfgcheck.h"
+#include "core/cfgschema.h"
+#include "net/conf_redis.h"
+#include "net/redis.h"
+#include "util/redis_url.h"
+
+#define T(member) MGW_CFG_AT(struct mgw_redis_tls_conf, member)
+static const struct mgw_cfg_field redis_tls_fields[] = {
+	{.key = "ca_file", .type = MGW_CFG_STRING, T(ca_file),
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_file},
+	{.key = "cert_file", .type = MGW_CFG_STRING, T(cert_file),
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_file},
+	{.key = "key_file", .type = MGW_CFG_STRING, T(key_file),
+	 .flags = MGW_CFG_FILE, .check = mgw_cfg_check_file},
+	{.key = "server_name", .type = MGW_CFG_STRING, T(server_name),
+	 .check = mgw_cfg_check_nonempty},
+	{.key = "verify", .type = MGW_CFG_BOOL, T(verify), .def = "true"},
+};
+#undef T
+
+/* The files load and go together: the context a connection would build. */
+static int check_redis_tls(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                           void *obj)
+{
+	char why[256];
+	SSL_CTX *ctx = mgw_redis_tls_ctx(obj, why, sizeof(why));
+
+	if (!ctx)
+		return mgw_cfg_fail(c, sc->map, NULL, "%s", why);
+	SSL_CTX_free(ctx);
+	return 0;
+}
+
+const struct mgw_cfg_section mgw_redis_tls_conf_section = {
+	.size = sizeof(struct mgw_redis_tls_conf),
+	.fields = redis_tls_fields, .nfields = MGW_CFG_COUNT(redis_tls_fields),
+	.check = check_redis_tls,
+};

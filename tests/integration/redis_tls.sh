@@ -1,0 +1,180 @@
+#!/bin/bash
+# redis_tls.sh - Redis over TLS (rediss://) with an ACL user, against a
+# real redis-server with TLS only (--port 0 --tls-port P, client
+# certificates required: tls-auth-clients yes).  Certificates are made
+# here with openssl (a CA, the server's, a client's, and a foreign CA).
+# The session store: a session created through gateway A is served by
+# gateway B, and its record is in the TLS Redis (redis-cli --tls).  A
+# foreign CA is refused (store_down with the verification failure, new
+# sessions 503, nothing stored, the gateway keeps answering); a wrong ACL
+# password is refused with the server's WRONGPASS; redis-server restarted
+# -> the gateways reconnect over TLS.  The backend's --state redis over
+# rediss://: two replicas share a counter.  check-config names a TLS file
+# that does not load.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+. "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+
+require_tools curl jq node redis-server redis-cli openssl
+require_mcpgw
+watchdog 120
+
+# ---- certificates -----------------------------------------------------------------
+C=$T_DIR/pki
+mkdir -p "$C"
+mkcert() { # NAME CN SIGNER-NAME|self [SAN]
+	local n=$1 cn=$2 signer=$3 san=${4:-}
+	timeout 30 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+		-keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$cn" >>"$C/openssl.err" 2>&1 || return 1
+	local ext=()
+	if [ -n "$san" ]; then
+		printf 'subjectAltName=%s\n' "$san" >"$C/$n.ext"
+		ext=(-extfile "$C/$n.ext")
+	fi
+	if [ "$signer" = self ]; then
+		printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=keyCertSign,cRLSign\n' >"$C/$n.ext"
+		timeout 30 openssl x509 -req -in "$C/$n.csr" -signkey "$C/$n.key" -days 2 \
+			-extfile "$C/$n.ext" -out "$C/$n.pem" >>"$C/openssl.err" 2>&1
+	else
+		timeout 30 openssl x509 -req -in "$C/$n.csr" -CA "$C/$signer.pem" -CAkey "$C/$signer.key" \
+			-CAcreateserial -days 2 "${ext[@]}" -out "$C/$n.pem" >>"$C/openssl.err" 2>&1
+	fi
+}
+mkcert ca "itest CA" self &&
+	mkcert other "another CA" self &&
+	mkcert server localhost ca "DNS:localhost,IP:127.0.0.1" &&
+	mkcert client "itest client" ca ||
+	die "openssl could not make the certificates: $(tail -n 5 "$C/openssl.err")"
+
+# ---- redis-server: TLS only, ACL user alice ---------------------------------------
+PW='tls-s3cr3t/Pw'
+PORT=$(free_port) || die "no free port"
+cat >"$T_DIR/redis.conf" <<EOF
+port 0
+tls-port $PORT
+bind 127.0.0.1
+tls-cert-file $C/server.pem
+tls-key-file $C/server.key
+tls-ca-cert-file $C/ca.pem
+dir $T_DIR
+save ""
+appendonly no
+user default off
+user alice on >$PW ~* &* +@all
+EOF
+start_tls_redis() {
+	redis-server "$T_DIR/redis.conf" >>"$T_DIR/redis.out" 2>&1 &
+	REDIS_PID=$!
+	track_pid "$REDIS_PID"
+	poll_until 10 rup || die "redis-server with TLS did not start: $(tail -n 5 "$T_DIR/redis.out")"
+}
+rcli() {
+	timeout 5 redis-cli -h 127.0.0.1 -p "$PORT" --tls --cacert "$C/ca.pem" \
+		--cert "$C/client.pem" --key "$C/client.key" --user alice --pass "$PW" \
+		--no-auth-warning "$@" 2>/dev/null
+}
+rup() { [ "$(rcli ping)" = PONG ]; }
+start_tls_redis
+PLAIN=$(timeout 2 redis-cli -h 127.0.0.1 -p "$PORT" ping 2>&1)
+assert_nomatch "the server does not speak plain text" '^PONG$' "$PLAIN"
+
+# ---- gateways ----------------------------------------------------------------------
+start_backend --era legacy --id r1
+B1=$B_ADDR
+conf() { # FILE URL CA PREFIX
+	SF_SESSIONS="  store: redis
+  redis:
+    url: \"$2\"
+    timeout: 500ms
+    cache_ttl: 0s
+    key_prefix: \"$4\"
+    tls:
+      ca_file: $3
+      cert_file: $C/client.pem
+      key_file: $C/client.key" sf_config "$1" stateful "$B1"
+}
+URL="rediss://alice:$PW@127.0.0.1:$PORT"
+conf "$T_DIR/good.yaml" "$URL" "$C/ca.pem" "itest:$T_NAME:"
+conf "$T_DIR/badca.yaml" "$URL" "$C/other.pem" "itest:badca:"
+conf "$T_DIR/badpw.yaml" "rediss://alice:wrong-Pw9@127.0.0.1:$PORT" "$C/ca.pem" "itest:badpw:"
+
+"$MCPGW" check-config -c "$T_DIR/good.yaml" >"$T_DIR/check.out" 2>&1
+assert_eq "check-config accepts the rediss:// store with its TLS files" 0 "$?"
+
+start_serve -c "$T_DIR/good.yaml"
+GA=$G_URL
+GAERR=$G_ERR
+start_serve -c "$T_DIR/good.yaml"
+GB=$G_URL
+GBADDR=$G_ADDR
+sf_init "$GA" || die "no session through gateway A over rediss://"
+lwho "$GB"
+assert_code "a session created through A is served by B (Redis over TLS)" 200
+assert_eq "... by the backend that has it" r1 "$WHO"
+assert_eq "the record is in the TLS Redis" 1 "$(rcli exists "itest:$T_NAME:$SID")"
+assert_eq "B's store is reachable" 0 "$(gstat "$GBADDR" '.sessions.store.unreachable')"
+
+# ---- a foreign CA ------------------------------------------------------------------
+start_serve -c "$T_DIR/badca.yaml"
+BADADDR=$G_ADDR
+logged() { grep -Eq 'event=store_down store=redis .*detail="TLS certificate verification failed' "$G_ERR"; }
+poll_until 10 logged && ok "a foreign CA: store_down with the verification failure" ||
+	fail "a foreign CA: no clear error: $(grep -i redis "$G_ERR" | tail -n 3)"
+post "$G_URL" "$INIT_BODY"
+assert_code "a foreign CA: new sessions are refused" 503
+assert_eq "a foreign CA: nothing stored" 0 "$(rcli --scan --pattern 'itest:badca:*' | grep -c .)"
+assert_eq "a foreign CA: the store is unreachable" 1 "$(gstat "$BADADDR" '.sessions.store.unreachable')"
+kill -0 "$G_PID" 2>/dev/null && ok "a foreign CA: the gateway is still running" || fail "a foreign CA: the gateway died"
+
+# ---- a wrong ACL password ------------------------------------------------------------
+start_serve -c "$T_DIR/badpw.yaml"
+logged() { grep -Eq 'event=store_down store=redis .*detail="AUTH refused: WRONGPASS' "$G_ERR"; }
+poll_until 10 logged && ok "a wrong password over TLS: store_down with the server's WRONGPASS" ||
+	fail "a wrong password over TLS: no clear error: $(grep -i redis "$G_ERR" | tail -n 3)"
+post "$G_URL" "$INIT_BODY"
+assert_code "a wrong password: new sessions are refused" 503
+LEAK=$(grep -lF -e "$PW" -e "wrong-Pw9" "$T_DIR"/*.err 2>/dev/null)
+assert_eq "no password in any log" "" "$LEAK"
+
+# ---- redis-server restarted: both gateways reconnect over TLS --------------------------
+kill_wait "$REDIS_PID" KILL 10 || die "redis-server did not die"
+start_tls_redis
+again() { post "$GA" "$INIT_BODY"; [ "$CODE" = 200 ]; }
+poll_until 20 again && ok "after a restart of redis-server A stores sessions again" ||
+	fail "after a restart: A still refuses ($CODE)"
+SID=$(hdr mcp-session-id)
+lwho "$GB"
+assert_code "... and B serves them (it reconnected over TLS too)" 200
+assert_eq "... from the TLS Redis" 1 "$(rcli exists "itest:$T_NAME:$SID")"
+grep -Eq 'event=store_up store=redis' "$GAERR" && ok "A logged the store coming back" ||
+	fail "A: no store_up: $(grep -i redis "$GAERR" | tail -n 3)"
+
+# ---- backend handles over rediss:// ----------------------------------------------------------
+BTLS=(--redis "$URL" --redis-ca-file "$C/ca.pem" --redis-cert-file "$C/client.pem"
+	--redis-key-file "$C/client.key")
+start_backend --era modern --state redis "${BTLS[@]}" --id tls-A
+BA=$B_URL
+start_backend --era modern --state redis "${BTLS[@]}" --id tls-B
+BB=$B_URL
+modern "$BA" 1 tools/call '{"name":"counter_create","arguments":{}}'
+H=$(jq_get '.result.structuredContent.handle // empty')
+[ -n "$H" ] && ok "backend over rediss://: counter_create returns a handle" ||
+	fail "backend over rediss://: no handle: $BODY"
+incval() { # URL: one increment, prints the value
+	modern "$1" 2 tools/call "$(jq -cn --arg h "$H" '{name:"counter_increment",arguments:{handle:$h}}')"
+	jq_get '.result.structuredContent.value // empty'
+}
+assert_eq "backend over rediss://: a handle from A works on B" 1 "$(incval "$BB")"
+assert_eq "backend over rediss://: both replicas share the counter" 2 "$(incval "$BA")"
+assert_cmp "backend over rediss://: the counter lives in the TLS Redis" "$(rcli dbsize)" '>=' 1
+
+# ---- bad TLS options are refused before anything starts -------------------------------------
+sed "s#key_file: $C/client.key#key_file: $C/other.key#" "$T_DIR/good.yaml" >"$T_DIR/mismatch.yaml"
+OUT=$("$MCPGW" check-config -c "$T_DIR/mismatch.yaml" 2>&1)
+assert_ne "check-config: a key that does not match the certificate fails" 0 "$?"
+assert_match "... naming the key file" "other\\.key" "$OUT"
+OUT=$("$MCPGW" backend --listen 127.0.0.1:0 --state redis --redis "$URL" \
+	--redis-ca-file "$T_DIR/no-such-ca.pem" 2>&1)
+assert_eq "backend: a CA file that does not exist is a usage error" 2 "$?"
+assert_match "... naming the file" "no-such-ca\\.pem" "$OUT"
+
+finish
