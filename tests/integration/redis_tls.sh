@@ -9,7 +9,8 @@
 # sessions 503, nothing stored, the gateway keeps answering); a wrong ACL
 # password is refused with the server's WRONGPASS; redis-server restarted
 # -> the gateways reconnect over TLS.  The backend's --state redis over
-# rediss://: two replicas share a counter.  check-config names a TLS file
+# rediss://: two replicas share a counter; a shared rate limit
+# (rate_limits.redis.tls) keeps its bucket in the TLS Redis.  check-config names a TLS file
 # that does not load.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -166,6 +167,34 @@ incval() { # URL: one increment, prints the value
 assert_eq "backend over rediss://: a handle from A works on B" 1 "$(incval "$BB")"
 assert_eq "backend over rediss://: both replicas share the counter" 2 "$(incval "$BA")"
 assert_cmp "backend over rediss://: the counter lives in the TLS Redis" "$(rcli dbsize)" '>=' 1
+
+# ---- a shared rate limit over rediss:// (the proxy's redis: section) --------------------------
+cat >"$T_DIR/rl.yaml" <<YAML
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: be
+    servers: [{url: "${BA%/mcp}"}]
+rate_limits:
+  redis:
+    url: "$URL"
+    timeout: 500ms
+    tls: {ca_file: $C/ca.pem, cert_file: $C/client.pem, key_file: $C/client.key}
+routes:
+  - match: {path: /mcp}
+    upstream: be
+    rate_limit: {rate: 0.1, burst: 2, key: client, shared: redis}
+YAML
+start_serve -c "$T_DIR/rl.yaml"
+RL=$G_URL
+codes=""
+for i in 1 2 3 4 5; do
+	modern "$RL" "$i" tools/list '{}'
+	codes="$codes $CODE"
+done
+assert_match "shared rate limit over rediss://: the burst passes, then 429" '^ 200 200( 429)+$' "$codes"
+assert_cmp "... its bucket is in the TLS Redis" "$(rcli --scan --pattern 'mcpgw:rl:*' | grep -c .)" '>=' 1
+assert_eq "... decided by Redis (no local fallback)" 0 "$(grep -c 'event=rate_limit_redis_fallback' "$G_ERR")"
 
 # ---- bad TLS options are refused before anything starts -------------------------------------
 sed "s#key_file: $C/client.key#key_file: $C/other.key#" "$T_DIR/good.yaml" >"$T_DIR/mismatch.yaml"
