@@ -10,7 +10,9 @@
 # password is refused with the server's WRONGPASS; redis-server restarted
 # -> the gateways reconnect over TLS.  The backend's --state redis over
 # rediss://: two replicas share a counter; a shared rate limit
-# (rate_limits.redis.tls) keeps its bucket in the TLS Redis.  check-config names a TLS file
+# (rate_limits.redis.tls) keeps its bucket in the TLS Redis; with
+# Sentinel, the sentinel is asked over TLS and the master it names is
+# reached over TLS.  check-config names a TLS file
 # that does not load.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
@@ -167,6 +169,43 @@ incval() { # URL: one increment, prints the value
 assert_eq "backend over rediss://: a handle from A works on B" 1 "$(incval "$BB")"
 assert_eq "backend over rediss://: both replicas share the counter" 2 "$(incval "$BA")"
 assert_cmp "backend over rediss://: the counter lives in the TLS Redis" "$(rcli dbsize)" '>=' 1
+
+# ---- Sentinel over TLS: the sentinel asked over TLS, the master it names too -------------------
+SPORT=$(free_port) || die "no free port"
+cat >"$T_DIR/sentinel.conf" <<EOF
+port 0
+tls-port $SPORT
+bind 127.0.0.1
+tls-cert-file $C/server.pem
+tls-key-file $C/server.key
+tls-ca-cert-file $C/ca.pem
+tls-replication yes
+dir $T_DIR
+sentinel monitor mymaster 127.0.0.1 $PORT 1
+sentinel auth-user mymaster alice
+sentinel auth-pass mymaster $PW
+EOF
+redis-server "$T_DIR/sentinel.conf" --sentinel >"$T_DIR/sentinel.out" 2>&1 &
+track_pid "$!"
+sknows() {
+	[ "$(timeout 5 redis-cli -h 127.0.0.1 -p "$SPORT" --tls --cacert "$C/ca.pem" \
+		--cert "$C/client.pem" --key "$C/client.key" \
+		sentinel get-master-addr-by-name mymaster 2>/dev/null | tail -n 1)" = "$PORT" ]
+}
+poll_until 10 sknows || die "the TLS sentinel does not name the master: $(tail -n 5 "$T_DIR/sentinel.out")"
+SF_SESSIONS="  store: redis
+  redis:
+    url: \"$URL\"
+    timeout: 500ms
+    key_prefix: \"itest:sentinel:\"
+    sentinels: [\"127.0.0.1:$SPORT\"]
+    master_name: mymaster
+    tls: {ca_file: $C/ca.pem, cert_file: $C/client.pem, key_file: $C/client.key}" \
+	sf_config "$T_DIR/sentinel.yaml" stateful "$B1"
+start_serve -c "$T_DIR/sentinel.yaml"
+sf_init "$G_URL" && ok "Sentinel over TLS: a session stored through the master the TLS sentinel named" ||
+	fail "Sentinel over TLS: no session: $(grep -i redis "$G_ERR" | tail -n 3)"
+assert_eq "... in the TLS Redis" 1 "$(rcli exists "itest:sentinel:$SID")"
 
 # ---- a shared rate limit over rediss:// (the proxy's redis: section) --------------------------
 cat >"$T_DIR/rl.yaml" <<YAML
