@@ -64,6 +64,8 @@ struct link {
 	struct pend *head, **tail;   /* sent, unanswered, oldest first */
 	unsigned gen;                /* bumped by every close */
 	int connected;               /* TCP (and TLS) established */
+	int opening;                 /* inside bufferevent_socket_connect:
+	                              * its failure is its return value */
 };
 
 struct mgw_redis {
@@ -283,6 +285,8 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
 
+	if (l->opening)
+		return;
 	if (what & BEV_EVENT_CONNECTED) {
 		int one = 1;
 
@@ -305,7 +309,13 @@ static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
-	int opts = BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS;
+	int rc;
+	/* OpenSSL's bufferevent may report a failure from inside
+	 * bufferevent_write (it writes as data is added): deferred, so that
+	 * a command is never answered inside mgw_redis_command.  A socket
+	 * bufferevent only ever calls back from the loop, but for a connect
+	 * that fails at once (l->opening) */
+	int opts = BEV_OPT_CLOSE_ON_FREE;
 
 	memset(&ss, 0, sizeof(ss));
 	if (unix) {
@@ -344,7 +354,7 @@ static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
 		 * frees ssl itself (libevent 2.1.12) */
 		l->bev = ssl ? bufferevent_openssl_socket_new(
 		                   r->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-		                   opts)
+		                   opts | BEV_OPT_DEFER_CALLBACKS)
 		             : NULL;
 		if (l->bev)
 			bufferevent_openssl_set_allow_dirty_shutdown(l->bev, 1);
@@ -362,8 +372,10 @@ static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
 	l->connected = 0;
 	bufferevent_setcb(l->bev, link_read, NULL, link_on_event, l);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
-	if (bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss,
-	                               (int)sl) != 0) {
+	l->opening = 1;
+	rc = bufferevent_socket_connect(l->bev, (struct sockaddr *)&ss, (int)sl);
+	l->opening = 0;
+	if (rc != 0) {
 		int err = EVUTIL_SOCKET_ERROR();
 
 		bufferevent_free(l->bev);

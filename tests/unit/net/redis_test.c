@@ -46,6 +46,7 @@ struct states {
 	int n;
 	enum mgw_redis_state last;
 	int ups, downs;
+	char why[160];          /* of the last DOWN */
 };
 
 static void on_answer(void *arg, int status, redisReply *rep)
@@ -71,7 +72,8 @@ static void on_state(void *arg, enum mgw_redis_state st, const char *why)
 {
 	struct states *s = arg;
 
-	(void)why;
+	if (why)
+		snprintf(s->why, sizeof(s->why), "%s", why);
 	s->n++;
 	s->last = st;
 	if (st == MGW_REDIS_UP)
@@ -579,6 +581,47 @@ static void test_not_ready(void **state)
 
 /* Nothing listens: the first attempt fails (DOWN, reported after
  * mgw_redis_new returned), commands are refused. */
+/* A reply nothing asked for (after the setup's PING was answered), or
+ * bytes that are not RESP: the connection is dropped as lost (a protocol
+ * error, never an abort), DOWN with the reason. */
+static void test_protocol_error(void **state)
+{
+	static const char *const sent[] = { "+PONG\r\n+EXTRA\r\n",
+	                                    "+PONG\r\n!garbage\r\n" };
+
+	(void)state;
+	for (size_t k = 0; k < 2; k++) {
+		struct event *tick;
+		struct event_base *b = base_new(&tick);
+		struct states ss = {0};
+		struct fake f;
+		char err[256];
+		struct mgw_redis_opts o = {.timeout = 1, .backoff_min = 5,
+		                           .on_state = on_state, .state_arg = &ss};
+		struct mgw_redis *r;
+		int fd;
+		size_t n = strlen(sent[k]);
+
+		fake_start(&f, NULL);
+		o.url = f.url;
+		r = mgw_redis_new(b, &o, err, sizeof(err));
+		assert_non_null(r);
+		fd = fake_accept(&f, b, 2);
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, sent[k], n), (ssize_t)n);
+		for (double end = now_s() + 2; now_s() < end && ss.downs == 0;)
+			event_base_loop(b, EVLOOP_ONCE);
+		assert_int_equal(ss.downs, 1);
+		assert_int_equal(mgw_redis_state(r), MGW_REDIS_DOWN);
+		assert_non_null(strstr(ss.why, "protocol error"));
+		mgw_redis_free(r);
+		close(fd);
+		close(f.lfd);
+		event_free(tick);
+		event_base_free(b);
+	}
+}
+
 static void test_unreachable(void **state)
 {
 	struct event *tick;
@@ -639,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_not_ready),
 		cmocka_unit_test(test_unreachable),
+		cmocka_unit_test(test_protocol_error),
 		cmocka_unit_test(test_free_with_pending),
 		cmocka_unit_test(test_down_and_back),
 	};
