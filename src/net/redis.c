@@ -64,6 +64,9 @@ struct link {
 	struct pend *head, **tail;   /* sent, unanswered, oldest first */
 	unsigned gen;                /* bumped by every close */
 	int connected;               /* TCP (and TLS) established */
+	int tls;                     /* rediss://: TLS once TCP is up */
+	int tcp_up;                  /* TLS links: TCP connected */
+	char name[256];              /* TLS: the certificate's name */
 	int opening;                 /* inside bufferevent_socket_connect:
 	                              * its failure is its return value */
 };
@@ -155,6 +158,7 @@ static int host_is_numeric(const char *h)
 /* ---- links ---- */
 
 static void link_event(struct mgw_redis *r, struct link *l, short what);
+static int link_start_tls(struct mgw_redis *r, struct link *l);
 
 /* Closes l and answers what it still had pending with NULL.  Commands
  * issued from those answers see a closed link. */
@@ -170,7 +174,7 @@ static void link_close(struct link *l)
 	l->rd = NULL;
 	l->head = NULL;
 	l->tail = &l->head;
-	l->connected = 0;
+	l->connected = l->tcp_up = 0;
 	l->gen++;
 	while (p) {
 		struct pend *next = p->next;
@@ -287,11 +291,22 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 
 	if (l->opening)
 		return;
+	if ((what & BEV_EVENT_CONNECTED) && l->tls && !l->tcp_up) {
+		int one = 1;
+
+		l->tcp_up = 1;
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
+		           &one, sizeof(one));
+		if (link_start_tls(l->r, l) == 0)
+			return;
+		link_event(l->r, l, BEV_EVENT_ERROR);
+		return;
+	}
 	if (what & BEV_EVENT_CONNECTED) {
 		int one = 1;
 
 		l->connected = 1;
-		if (!l->r->unix_path || l != &l->r->m)
+		if (!l->tls && (!l->r->unix_path || l != &l->r->m))
 			setsockopt(bufferevent_getfd(bev), IPPROTO_TCP,
 			           TCP_NODELAY, &one, sizeof(one));
 		link_event(l->r, l, what);
@@ -301,20 +316,54 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 	link_event(l->r, l, what);
 }
 
-/* Opens l to a numeric address (or r's socket path with unix set): a
- * socket bufferevent, or an OpenSSL one for rediss:// checking the
- * certificate against name.  Returns 0, or -1 with r->why set. */
+/* TCP is up on a rediss:// link: the same socket goes on in an OpenSSL
+ * bufferevent checking the certificate against l->name, and what was
+ * written so far (the setup) moves over unsent.  Returns 0, or -1 with
+ * r->why set (l->bev unchanged). */
+static int link_start_tls(struct mgw_redis *r, struct link *l)
+{
+	evutil_socket_t fd = bufferevent_getfd(l->bev);
+	SSL *ssl = mgw_tls_client_ssl(r->tls, l->name, NULL, 0);
+	/* a failed bufferevent_openssl_socket_new with CLOSE_ON_FREE frees
+	 * ssl itself (libevent 2.1.12); the fd stays l->bev's */
+	struct bufferevent *tb = ssl ? bufferevent_openssl_socket_new(
+	    r->base, fd, ssl, BUFFEREVENT_SSL_CONNECTING,
+	    BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS) : NULL;
+
+	if (!tb || evbuffer_add_buffer(bufferevent_get_output(tb),
+	                               bufferevent_get_output(l->bev)) != 0) {
+		if (tb) {
+			bufferevent_setfd(tb, -1);
+			bufferevent_free(tb);
+		}
+		snprintf(r->why, sizeof(r->why), "TLS setup failed for %.100s",
+		         l->name);
+		return -1;
+	}
+	bufferevent_setfd(l->bev, -1);  /* the fd is tb's now */
+	bufferevent_free(l->bev);
+	l->bev = tb;
+	bufferevent_openssl_set_allow_dirty_shutdown(tb, 1);
+	bufferevent_setcb(tb, link_read, NULL, link_on_event, l);
+	bufferevent_enable(tb, EV_READ | EV_WRITE);
+	return 0;
+}
+
+/* Opens l to a numeric address (or r's socket path with unix set) with a
+ * socket bufferevent; for rediss:// TLS starts once TCP is up
+ * (link_start_tls: a refused connection then reads as one).  Returns 0,
+ * or -1 with r->why set. */
 static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
                      uint16_t port, int unix, const char *name)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = 0;
 	int rc;
-	/* OpenSSL's bufferevent may report a failure from inside
-	 * bufferevent_write (it writes as data is added): deferred, so that
-	 * a command is never answered inside mgw_redis_command.  A socket
-	 * bufferevent only ever calls back from the loop, but for a connect
-	 * that fails at once (l->opening) */
+	/* A socket bufferevent only ever calls back from the loop, but for
+	 * a connect that fails at once (l->opening).  OpenSSL's may report a
+	 * failure from inside bufferevent_write (it writes as data is
+	 * added): deferred (link_start_tls), so that a command is never
+	 * answered inside mgw_redis_command. */
 	int opts = BEV_OPT_CLOSE_ON_FREE;
 
 	memset(&ss, 0, sizeof(ss));
@@ -347,20 +396,9 @@ static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
 		snprintf(r->why, sizeof(r->why), "bad address %.100s", addr);
 		return -1;
 	}
-	if (r->tls && !unix) {
-		SSL *ssl = mgw_tls_client_ssl(r->tls, name, NULL, 0);
-
-		/* a failed bufferevent_openssl_socket_new with CLOSE_ON_FREE
-		 * frees ssl itself (libevent 2.1.12) */
-		l->bev = ssl ? bufferevent_openssl_socket_new(
-		                   r->base, -1, ssl, BUFFEREVENT_SSL_CONNECTING,
-		                   opts | BEV_OPT_DEFER_CALLBACKS)
-		             : NULL;
-		if (l->bev)
-			bufferevent_openssl_set_allow_dirty_shutdown(l->bev, 1);
-	} else {
-		l->bev = bufferevent_socket_new(r->base, -1, opts);
-	}
+	l->tls = r->tls && !unix;
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->bev = bufferevent_socket_new(r->base, -1, opts);
 	l->rd = l->bev ? redisReaderCreate() : NULL;
 	if (!l->rd) {
 		if (l->bev)
@@ -369,7 +407,7 @@ static int link_open(struct mgw_redis *r, struct link *l, const char *addr,
 		snprintf(r->why, sizeof(r->why), "out of memory");
 		return -1;
 	}
-	l->connected = 0;
+	l->connected = l->tcp_up = 0;
 	bufferevent_setcb(l->bev, link_read, NULL, link_on_event, l);
 	bufferevent_enable(l->bev, EV_READ | EV_WRITE);
 	l->opening = 1;

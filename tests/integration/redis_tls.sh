@@ -128,6 +128,13 @@ assert_eq "a foreign CA: nothing stored" 0 "$(rcli --scan --pattern 'itest:badca
 assert_eq "a foreign CA: the store is unreachable" 1 "$(gstat "$BADADDR" '.sessions.store.unreachable')"
 kill -0 "$G_PID" 2>/dev/null && ok "a foreign CA: the gateway is still running" || fail "a foreign CA: the gateway died"
 
+# ---- nothing listening: a refused connection reads as one, not as a TLS error ----------------
+conf "$T_DIR/noport.yaml" "rediss://alice:$PW@127.0.0.1:$(free_port)" "$C/ca.pem" "itest:noport:"
+start_serve -c "$T_DIR/noport.yaml"
+logged() { grep -Eq 'event=store_down store=redis .*detail="connect failed: Connection refused"' "$G_ERR"; }
+poll_until 10 logged && ok "rediss:// to a closed port: store_down says the connection was refused" ||
+	fail "rediss:// to a closed port: $(grep -i redis "$G_ERR" | tail -n 3)"
+
 # ---- a wrong ACL password ------------------------------------------------------------
 start_serve -c "$T_DIR/badpw.yaml"
 logged() { grep -Eq 'event=store_down store=redis .*detail="AUTH refused: WRONGPASS' "$G_ERR"; }
