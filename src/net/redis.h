@@ -42,9 +42,11 @@ enum mgw_redis_state {
  * reply NULL. */
 typedef void (*mgw_redis_reply_cb)(void *arg, int status, redisReply *reply);
 
-/* A change of the connection's state.  why: a short reason for DOWN
- * (static or hiredis' text; NULL otherwise).  Runs from the loop, possibly
- * from inside hiredis: it must not free the connection.  Never runs
+/* A change of the connection's state.  why: a short reason for DOWN (the
+ * socket's error, OpenSSL's reason for a TLS failure, the server's answer
+ * to the setup, "protocol error: ..."; NULL otherwise).  Runs from the
+ * loop, possibly from inside a reply's handling: it must not free the
+ * connection.  Never runs
  * inside mgw_redis_new (a first attempt that fails at once leaves the
  * state DOWN, which the caller reads with mgw_redis_state). */
 typedef void (*mgw_redis_state_cb)(void *arg, enum mgw_redis_state state,
