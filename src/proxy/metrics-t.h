@@ -66,6 +66,11 @@ struct mgw_metrics_worker {
 	atomic_uint_fast64_t sse_opened; /* SSE responses started */
 	atomic_uint_fast64_t sse_closed; /* ... and ended */
 	atomic_uint_fast64_t auth[MGW_MX_AUTH_N]; /* auth check outcomes */
+	/* the worker's trim timer (worker.c): bytes of jansson blocks its
+	 * cache freed, malloc_trim calls, resident bytes they returned */
+	atomic_uint_fast64_t jalloc_trimmed;
+	atomic_uint_fast64_t heap_trims;
+	atomic_uint_fast64_t heap_returned;
 	struct mgw_http_counters http;  /* the worker's listeners */
 };
 

@@ -219,6 +219,33 @@ static void tools(struct mgw_prom *p, const struct mgw_metrics *m)
 	}
 }
 
+/* ---- memory ----------------------------------------------------------------- */
+
+/* The workers' trim timers (proxy/worker.h). */
+static void memory(struct mgw_prom *p, const struct mgw_metrics *m)
+{
+	static const char *const fam[3][2] = {
+		{"mcpgw_memory_cache_trimmed_bytes_total",
+		 "Bytes of cached jansson blocks the workers freed, unused for a "
+		 "whole trim period."},
+		{"mcpgw_memory_trims_total",
+		 "malloc_trim calls (the arenas held enough free memory)."},
+		{"mcpgw_memory_returned_bytes_total",
+		 "Resident bytes the malloc_trim calls gave back to the kernel."},
+	};
+	uint64_t v[3] = {0, 0, 0};
+
+	for (unsigned w = 0; w < m->n_workers; w++) {
+		v[0] += ld(&m->w[w].jalloc_trimmed);
+		v[1] += ld(&m->w[w].heap_trims);
+		v[2] += ld(&m->w[w].heap_returned);
+	}
+	for (size_t f = 0; f < 3; f++) {
+		mgw_prom_family(p, fam[f][0], "counter", fam[f][1]);
+		mgw_prom_sample_u64(p, fam[f][0], NULL, 0, v[f]);
+	}
+}
+
 /* ---- connections ------------------------------------------------------------ */
 
 /* The listeners of worker 0 name them all: every worker binds the same
@@ -278,6 +305,7 @@ static void connections(struct mgw_prom *p, const struct mgw_metrics *m)
 		                "Streamed text/event-stream responses begun.");
 		mgw_prom_sample_u64(p, "mcpgw_sse_streams_total", NULL, 0, opened);
 	}
+	memory(p, m);
 }
 
 /* ---- upstreams ------------------------------------------------------------------ */

@@ -38,6 +38,7 @@ struct mgw_worker {
 	struct mgw_pipeline *pl;        /* owned: the request pipeline */
 	struct event *stop_ev;          /* activated by the main thread */
 	struct event *beat_ev;          /* stamps the liveness slot */
+	struct event *trim_ev;          /* gives idle memory back (worker.c) */
 	struct event *exited_ev;        /* the main loop's "a worker ended"
 	                                 * event (not owned) */
 	struct event *park_ev;          /* activated by the main thread */

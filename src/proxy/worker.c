@@ -18,6 +18,8 @@
 #include "proxy/metrics.h"
 #include "proxy/pipeline.h"
 #include "proxy/worker.h"
+#include "util/heaptrim.h"
+#include "util/jalloc.h"
 #include "util/time.h"
 
 static void on_shutdown_done(void *arg)
@@ -56,6 +58,40 @@ static struct event_base *worker_base(void)
 	return b;
 }
 
+/* Every MGW_WORKER_TRIM_MS: the jansson blocks this thread's cache kept
+ * unused for the whole period are freed, then, when the arenas hold at
+ * least MGW_WORKER_TRIM_MIN_FREE free bytes, their free pages go back to
+ * the kernel (util/heaptrim.h), so that the memory a burst took returns
+ * toward the live set. */
+static void on_trim(evutil_socket_t fd, short what, void *arg)
+{
+	struct mgw_worker *w = arg;
+	struct mgw_metrics_worker *mx = w->pl ? w->pl->mx : NULL;
+	struct mgw_heap_trim t;
+	size_t freed;
+
+	(void)fd;
+	(void)what;
+	freed = mgw_jalloc_trim();
+	mgw_heap_trim(MGW_WORKER_TRIM_MIN_FREE, &t);
+	if (!mx)
+		return;
+	atomic_fetch_add(&mx->jalloc_trimmed, freed);
+	if (t.trimmed) {
+		atomic_fetch_add(&mx->heap_trims, 1);
+		atomic_fetch_add(&mx->heap_returned, t.returned);
+	}
+}
+
+static int start_trim(struct mgw_worker *w)
+{
+	struct timeval tv = {MGW_WORKER_TRIM_MS / 1000,
+	                     (MGW_WORKER_TRIM_MS % 1000) * 1000};
+
+	w->trim_ev = event_new(w->base, -1, EV_PERSIST, on_trim, w);
+	return w->trim_ev && event_add(w->trim_ev, &tv) == 0 ? 0 : -1;
+}
+
 struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
                                   const struct mgw_routes *routes,
                                   struct mgw_upstreams *ups, unsigned n_workers,
@@ -73,7 +109,7 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	if (!w->base)
 		goto nomem;
 	w->stop_ev = event_new(w->base, -1, 0, on_stop, w);
-	if (!w->stop_ev)
+	if (!w->stop_ev || start_trim(w) != 0)
 		goto nomem;
 	w->pl = mgw_pipeline_new(w->base, &cfg->serve, routes, ups, n_workers, 0,
 	                         err, errlen);
@@ -348,6 +384,8 @@ void mgw_worker_free(struct mgw_worker *w)
 		event_free(w->stop_ev);
 	if (w->beat_ev)
 		event_free(w->beat_ev);
+	if (w->trim_ev)
+		event_free(w->trim_ev);
 	if (w->park_ev)
 		event_free(w->park_ev);
 	if (w->base)

@@ -10,9 +10,18 @@
  * mgw_worker_stop (main thread, any time) asks for a graceful stop, after
  * which the worker closes its listeners, lets requests in flight finish
  * for shutdown_timeout seconds, ends its loop and activates the main
- * loop's exited event; mgw_worker_join then mgw_worker_free clean up. */
+ * loop's exited event; mgw_worker_join then mgw_worker_free clean up.
+ *
+ * Every MGW_WORKER_TRIM_MS a worker gives back what a burst left behind:
+ * its jansson cache's blocks unused for a whole period (util/jalloc.h),
+ * and, when the arenas hold at least MGW_WORKER_TRIM_MIN_FREE free
+ * bytes, their free pages (malloc_trim, util/heaptrim.h); counted in
+ * the worker's metrics (mcpgw_memory_*_total). */
 #ifndef MGW_PROXY_WORKER_H
 #define MGW_PROXY_WORKER_H
+
+#define MGW_WORKER_TRIM_MS 10000
+#define MGW_WORKER_TRIM_MIN_FREE (128 * 1024)  /* glibc's M_TRIM_THRESHOLD */
 
 #include <stddef.h>
 

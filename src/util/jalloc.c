@@ -25,6 +25,7 @@
 struct lists {
 	void *head[NCLASS + 1];
 	unsigned n[NCLASS + 1];
+	unsigned lo[NCLASS + 1];        /* least n[c] since the last trim */
 	int registered;
 };
 
@@ -39,6 +40,7 @@ static void release(struct lists *l)
 			l->head[c] = next;
 		}
 		l->n[c] = 0;
+		l->lo[c] = 0;
 	}
 }
 
@@ -61,7 +63,8 @@ static void *j_malloc(size_t size)
 	if (c <= NCLASS && tl.head[c]) {
 		void *p = tl.head[c];
 		tl.head[c] = *(void **)p;
-		tl.n[c]--;
+		if (--tl.n[c] < tl.lo[c])
+			tl.lo[c] = tl.n[c];
 		return p;
 	}
 	return malloc(c <= NCLASS ? c * 16 : size);
@@ -114,4 +117,34 @@ int mgw_jalloc_active(void)
 void mgw_jalloc_release(void)
 {
 	release(&tl);
+}
+
+/* The blocks no allocation took since the last trim are the first lo[c]
+ * of the list's tail, but any lo[c] blocks will do: they are all alike,
+ * so the head's are freed (no walk to the tail). */
+size_t mgw_jalloc_trim(void)
+{
+	size_t freed = 0;
+
+	for (size_t c = 1; c <= NCLASS; c++) {
+		for (unsigned k = tl.lo[c]; k > 0 && tl.head[c]; k--) {
+			void *next = *(void **)tl.head[c];
+
+			free(tl.head[c]);
+			tl.head[c] = next;
+			tl.n[c]--;
+			freed += c * 16;
+		}
+		tl.lo[c] = tl.n[c];
+	}
+	return freed;
+}
+
+unsigned mgw_jalloc_cached(void)
+{
+	unsigned n = 0;
+
+	for (size_t c = 1; c <= NCLASS; c++)
+		n += tl.n[c];
+	return n;
 }

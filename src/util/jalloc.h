@@ -15,10 +15,19 @@
  * thread's lists are freed when it exits (and the main thread's by
  * mgw_jalloc_release).
  *
+ * A burst (a kill's replays, a crowd of reconnects) fills the lists up
+ * to their cap, and in steady traffic no allocation takes those blocks
+ * again: mgw_jalloc_trim, called from a periodic timer of the thread
+ * (the workers' trim timer, proxy/worker.c), frees every block of a
+ * class that the list kept since the previous trim (its low-water mark),
+ * so the cache shrinks back to what the traffic of one period uses.
+ *
  * Under AddressSanitizer the cache is off (mgw_jalloc_init does
  * nothing), so that a use after free of a jansson value is still seen. */
 #ifndef MGW_UTIL_JALLOC_H
 #define MGW_UTIL_JALLOC_H
+
+#include <stddef.h>
 
 #define MGW_JALLOC_MAX 256   /* larger blocks go straight to malloc/free */
 #define MGW_JALLOC_KEEP 512  /* blocks kept per size class per thread */
@@ -34,5 +43,15 @@ int mgw_jalloc_active(void);
 /* Frees the calling thread's cached blocks (the main thread, at exit,
  * so that a leak checker sees none). */
 void mgw_jalloc_release(void);
+
+/* Frees, for each size class, as many of the calling thread's cached
+ * blocks as the list held at its lowest since the previous call (blocks
+ * no allocation needed for a whole period), and starts the next period.
+ * Returns the bytes freed (class sizes).  Nothing is cached, and 0
+ * returned, when the cache is off. */
+size_t mgw_jalloc_trim(void);
+
+/* The calling thread's cached blocks (all classes). */
+unsigned mgw_jalloc_cached(void);
 
 #endif

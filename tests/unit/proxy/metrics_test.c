@@ -277,6 +277,18 @@ static void test_requests(void **state)
 	s = page(&f);
 	has_line(s, "mcpgw_sse_streams_open 1");
 	has_line(s, "mcpgw_sse_streams_total 2");
+	has_line(s, "mcpgw_memory_trims_total 0");
+	free(s);
+	/* the trim timers' counters, summed over the workers */
+	atomic_fetch_add(&f.m->w[0].jalloc_trimmed, 4096);
+	atomic_fetch_add(&f.m->w[1].jalloc_trimmed, 1024);
+	atomic_fetch_add(&f.m->w[0].heap_trims, 2);
+	atomic_fetch_add(&f.m->w[1].heap_trims, 1);
+	atomic_fetch_add(&f.m->w[1].heap_returned, 65536);
+	s = page(&f);
+	has_line(s, "mcpgw_memory_cache_trimmed_bytes_total 5120");
+	has_line(s, "mcpgw_memory_trims_total 3");
+	has_line(s, "mcpgw_memory_returned_bytes_total 65536");
 	free(s);
 	fx_stop(&f);
 }

@@ -2,8 +2,9 @@
  * (src/util/jalloc.c): a freed block is reused by the next value of its
  * size class, a json_dumps result is still plain malloc memory (free()
  * takes it), the cap per class holds, values made on one thread and
- * freed on another are fine, and values built and parsed through the
- * cache are intact. */
+ * freed on another are fine, values built and parsed through the
+ * cache are intact, and a trim frees the blocks no allocation took for a
+ * whole period, keeping the ones that were used. */
 #include "autoconf.h"
 
 #include <stdarg.h>
@@ -120,6 +121,43 @@ static void test_other_thread(void **state)
 	}
 }
 
+/* A burst of N values (one block each) freed together: the list keeps
+ * them; a period that takes only `used` of them back ends with a trim
+ * that frees the rest, and the next trim (no allocation between) the
+ * rest of the list. */
+static void test_trim_frees_unused(void **state)
+{
+	enum { N = 200, USED = 30 };
+	json_t *v[N];
+	unsigned base;
+	size_t freed;
+
+	(void)state;
+	if (!mgw_jalloc_active())
+		skip(); /* AddressSanitizer build: the cache is off */
+	mgw_jalloc_release();
+	(void)mgw_jalloc_trim();          /* a period starts, nothing cached */
+	assert_int_equal(mgw_jalloc_cached(), 0);
+	for (int i = 0; i < N; i++)
+		v[i] = json_integer(i);
+	for (int i = 0; i < N; i++)
+		json_decref(v[i]);
+	base = mgw_jalloc_cached();
+	assert_int_equal(base, N);
+	assert_int_equal(mgw_jalloc_trim(), 0); /* the period had no cache */
+	for (int i = 0; i < USED; i++)    /* the next period takes USED back */
+		v[i] = json_integer(i);
+	for (int i = 0; i < USED; i++)
+		json_decref(v[i]);
+	freed = mgw_jalloc_trim();
+	assert_int_equal(mgw_jalloc_cached(), USED);
+	assert_true(freed >= (N - USED) * sizeof(void *));
+	assert_int_equal(freed % 16, 0);
+	assert_true(mgw_jalloc_trim() > 0); /* a period with none taken */
+	assert_int_equal(mgw_jalloc_cached(), 0);
+	assert_int_equal(mgw_jalloc_trim(), 0);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -134,6 +172,7 @@ int main(void)
 		cmocka_unit_test(test_dumps_is_free_able),
 		cmocka_unit_test(test_many_values_intact),
 		cmocka_unit_test(test_other_thread),
+		cmocka_unit_test(test_trim_frees_unused),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,0 +1,82 @@
+/* heaptrim_test.c - giving free heap pages back (src/util/heaptrim.c):
+ * below the threshold nothing is trimmed; free chunks a burst left
+ * between live blocks (touched pages, so resident) go back to the
+ * kernel, and the resident set says so. */
+#include "autoconf.h"
+
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/heaptrim.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+
+enum { N = 64, BIG = 64 * 1024 }; /* under glibc's mmap threshold */
+
+static void test_threshold_not_reached(void **state)
+{
+	struct mgw_heap_trim t;
+
+	(void)state;
+	assert_int_equal(mgw_heap_trim(SIZE_MAX, &t), 0);
+	assert_int_equal(t.trimmed, 0);
+	assert_int_equal(t.returned, 0);
+}
+
+static void test_resident(void **state)
+{
+	(void)state;
+	assert_true(mgw_heap_resident() > 0);
+}
+
+/* A burst: N blocks of BIG bytes, each followed by a small block that
+ * stays live (so the freed ones cannot merge into the arena's top, which
+ * free() itself would give back). */
+static void test_burst_returned(void **state)
+{
+	void *big[N], *keep[N];
+	struct mgw_heap_trim t;
+
+	(void)state;
+#ifdef ASAN
+	skip(); /* AddressSanitizer's allocator: glibc's arenas are not used */
+#endif
+	for (int i = 0; i < N; i++) {
+		big[i] = malloc(BIG);
+		keep[i] = malloc(32);
+		assert_non_null(big[i]);
+		assert_non_null(keep[i]);
+		memset(big[i], 0x5a, BIG); /* resident */
+	}
+	for (int i = 0; i < N; i++)
+		free(big[i]);
+	mgw_heap_trim((size_t)N * BIG / 2, &t);
+	assert_true(t.free_bytes >= (size_t)N * BIG / 2);
+	assert_int_equal(t.trimmed, 1);
+	/* most of each freed block's pages went back */
+	assert_true(t.returned >= (uint64_t)N * BIG / 2);
+	for (int i = 0; i < N; i++)
+		free(keep[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_threshold_not_reached),
+		cmocka_unit_test(test_resident),
+		cmocka_unit_test(test_burst_returned),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
