@@ -48,16 +48,19 @@ mkcert ca "itest CA" self &&
 	mkcert client "itest client" ca ||
 	die "openssl could not make the certificates: $(tail -n 5 "$C/openssl.err")"
 
+# The lines every TLS server of this test (redis, sentinel) shares.
+tls_server_conf() {
+	printf 'bind 127.0.0.1\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n' \
+		"$C/server.pem" "$C/server.key" "$C/ca.pem"
+}
+
 # ---- redis-server: TLS only, ACL user alice ---------------------------------------
 PW='tls-s3cr3t/Pw'
 PORT=$(free_port) || die "no free port"
 cat >"$T_DIR/redis.conf" <<EOF
 port 0
 tls-port $PORT
-bind 127.0.0.1
-tls-cert-file $C/server.pem
-tls-key-file $C/server.key
-tls-ca-cert-file $C/ca.pem
+$(tls_server_conf)
 dir $T_DIR
 save ""
 appendonly no
@@ -182,10 +185,7 @@ SPORT=$(free_port) || die "no free port"
 cat >"$T_DIR/sentinel.conf" <<EOF
 port 0
 tls-port $SPORT
-bind 127.0.0.1
-tls-cert-file $C/server.pem
-tls-key-file $C/server.key
-tls-ca-cert-file $C/ca.pem
+$(tls_server_conf)
 tls-replication yes
 dir $T_DIR
 sentinel monitor mymaster 127.0.0.1 $PORT 1
