@@ -285,6 +285,14 @@ static void link_why(struct mgw_redis *r, struct link *l, short what)
 		         evutil_socket_error_to_string(err ? err : ECONNREFUSED));
 }
 
+static void set_nodelay(struct bufferevent *bev)
+{
+	int one = 1;
+
+	setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one,
+	           sizeof(one));
+}
+
 static void link_on_event(struct bufferevent *bev, short what, void *arg)
 {
 	struct link *l = arg;
@@ -292,23 +300,17 @@ static void link_on_event(struct bufferevent *bev, short what, void *arg)
 	if (l->opening)
 		return;
 	if ((what & BEV_EVENT_CONNECTED) && l->tls && !l->tcp_up) {
-		int one = 1;
-
 		l->tcp_up = 1;
-		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY,
-		           &one, sizeof(one));
+		set_nodelay(bev);
 		if (link_start_tls(l->r, l) == 0)
 			return;
 		link_event(l->r, l, BEV_EVENT_ERROR);
 		return;
 	}
 	if (what & BEV_EVENT_CONNECTED) {
-		int one = 1;
-
 		l->connected = 1;
 		if (!l->tls && (!l->r->unix_path || l != &l->r->m))
-			setsockopt(bufferevent_getfd(bev), IPPROTO_TCP,
-			           TCP_NODELAY, &one, sizeof(one));
+			set_nodelay(bev);
 		link_event(l->r, l, what);
 		return;
 	}
