@@ -63,20 +63,7 @@ int mgw_tls_client_cert(SSL_CTX *ctx, const char *cert_file,
 		         "and key_file");
 		return -1;
 	}
-	if (SSL_CTX_use_certificate_chain_file(ctx, cert_file) != 1) {
-		mgw_tls_error(err, errlen, "loading certificate", cert_file);
-		return -1;
-	}
-	if (SSL_CTX_use_PrivateKey_file(ctx, key_file, SSL_FILETYPE_PEM) != 1) {
-		mgw_tls_error(err, errlen, "loading private key", key_file);
-		return -1;
-	}
-	if (SSL_CTX_check_private_key(ctx) != 1) {
-		mgw_tls_error(err, errlen, "key does not match the certificate",
-		              key_file);
-		return -1;
-	}
-	return 0;
+	return mgw_tls_use_cert_key(ctx, cert_file, key_file, err, errlen);
 }
 
 static int is_ip_literal(const char *name)
