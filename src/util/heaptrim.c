@@ -3,11 +3,30 @@
 #include "autoconf.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "util/heaptrim.h"
+
+/* Under AddressSanitizer glibc's arenas hold nothing of ours, and the
+ * first mallinfo2 would be what initializes them, from a worker. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HEAPTRIM_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HEAPTRIM_OFF 1
+#endif
+#endif
+
+/* One trim at a time in the process.  malloc_trim walks every arena, so
+ * a worker finding another one at it has nothing to add.  It also keeps
+ * glibc's lazy initialization to one thread when the process's own
+ * allocations went elsewhere (an interposed allocator): glibc attaches
+ * the thread that initializes malloc to its main arena without counting
+ * it, and two such threads abort at exit ("a->attached_threads > 0"). */
+static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint64_t mgw_heap_resident(void)
 {
@@ -25,21 +44,35 @@ uint64_t mgw_heap_resident(void)
 	return (uint64_t)resident * (uint64_t)page;
 }
 
-uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out)
+/* The trim itself; the caller holds trim_lock. */
+static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 {
 	struct mallinfo2 mi = mallinfo2();
-	struct mgw_heap_trim r;
 	uint64_t before, after;
 
+	r->free_bytes = mi.fordblks;
+	if (r->free_bytes < min_free || r->free_bytes == 0)
+		return;
+	before = mgw_heap_resident();
+	malloc_trim(0);
+	after = mgw_heap_resident();
+	r->trimmed = 1;
+	r->returned = before > after ? before - after : 0;
+}
+
+uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out)
+{
+	struct mgw_heap_trim r;
+
 	memset(&r, 0, sizeof(r));
-	r.free_bytes = mi.fordblks;
-	if (r.free_bytes >= min_free && r.free_bytes > 0) {
-		before = mgw_heap_resident();
-		malloc_trim(0);
-		after = mgw_heap_resident();
-		r.trimmed = 1;
-		r.returned = before > after ? before - after : 0;
+#ifndef HEAPTRIM_OFF
+	if (pthread_mutex_trylock(&trim_lock) == 0) {
+		trim_locked(min_free, &r);
+		pthread_mutex_unlock(&trim_lock);
 	}
+#else
+	(void)min_free;
+#endif
 	if (out)
 		*out = r;
 	return r.returned;

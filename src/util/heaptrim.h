@@ -24,7 +24,10 @@ struct mgw_heap_trim {
 };
 
 /* Trims every arena when their free bytes are at least min_free.  Fills
- * *out (may be NULL).  Returns the bytes returned (out->returned). */
+ * *out (may be NULL).  Returns the bytes returned (out->returned).
+ * Thread-safe: a call made while another thread is trimming does
+ * nothing (out says 0 free bytes, not trimmed).  Does nothing under
+ * AddressSanitizer, whose allocator is not glibc's. */
 uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out);
 
 /* The process's resident set in bytes (/proc/self/statm), 0 if unknown. */
