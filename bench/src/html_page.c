@@ -92,6 +92,33 @@ static void run_table(FILE *f, const json_t *doc)
 		fputs("</table>\n", f);
 }
 
+/* The sittings of a resumed run: when each began and on which kernel
+ * (a resume may run on another machine of the same kind). */
+static void sittings_table(FILE *f, const json_t *doc)
+{
+	const json_t *list = json_object_get(doc, "sittings"), *s;
+	static const char *const cols[] = { "command", "started_at", "kernel" };
+	size_t i;
+
+	if (!json_is_array(list) || json_array_size(list) == 0)
+		return;
+	fputs("<h3>Sittings</h3>\n<table id=\"sittings\">\n<tr><th>#</th>"
+	      "<th>command</th><th>started at</th><th>kernel</th></tr>\n", f);
+	json_array_foreach(list, i, s) {
+		fprintf(f, "<tr><td>%zu</td>", i + 1);
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {
+			const json_t *v = json_object_get(s, cols[c]);
+
+			fputs("<td>", f);
+			if (json_is_string(v))
+				mgw_html_esc(f, json_string_value(v));
+			fputs("</td>", f);
+		}
+		fputs("</tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
 void mgw_html_setup_section(FILE *f, const json_t *doc)
 {
 	fputs("<section class=\"setup\" id=\"setup\">\n<h2>Machine, versions "
@@ -101,6 +128,7 @@ void mgw_html_setup_section(FILE *f, const json_t *doc)
 	mgw_html_kv_table(f, "versions", "Versions",
 	                  json_object_get(doc, "versions"));
 	run_table(f, doc);
+	sittings_table(f, doc);
 	mgw_html_kv_table(f, "options", "Options",
 	                  json_object_get(doc, "options"));
 	fputs("</section>\n", f);

@@ -143,8 +143,9 @@ static const char usage_text[] =
 "records, gateway counters) and logs/.  `mcpgw-bench html DIR` re-renders\n"
 "report.html.  `mcpgw-bench resume DIR` continues an interrupted run with\n"
 "its own options, running only the repetitions it lacks; it refuses when\n"
-"the machine or a component's build (mcpgw's SHA-256 among them) is not\n"
-"the one DIR was measured with.  See doc/bench.md.\n"
+"the kind of machine (CPU, count, memory, OS; the kernel build may differ\n"
+"and is recorded per sitting) or a component's build (mcpgw's SHA-256\n"
+"among them) is not the one DIR was measured with.  See doc/bench.md.\n"
 "\n"
 "Exit status: 0 every cell has at least one valid repetition; 1 a cell\n"
 "has none, a component could not be run, or the run was interrupted;\n"
@@ -843,9 +844,27 @@ static void add_sitting(struct run *R)
 	                               : NULL;
 
 	R->sittings = json_is_array(old) ? json_deep_copy(old) : json_array();
-	json_array_append_new(R->sittings, json_pack("{s:s, s:s}",
+	json_array_append_new(R->sittings, json_pack("{s:s, s:s, s:O?}",
 		"started_at", R->started,
-		"command", R->resume_dir ? "resume" : "start"));
+		"command", R->resume_dir ? "resume" : "start",
+		"kernel", json_object_get(R->machine, "kernel")));
+}
+
+/* A resume on another machine of the kind: said on the terminal, and
+ * the report's "machine" stays the first sitting's (the sittings give
+ * each one's kernel). */
+static void note_machine(struct run *R)
+{
+	const json_t *then = json_object_get(R->resumed, "machine");
+	const char *k0 = json_string_value(json_object_get(then, "kernel"));
+	const char *k1 = json_string_value(json_object_get(R->machine, "kernel"));
+
+	if (!k0 || !k1 || strcmp(k0, k1) == 0)
+		return;
+	printf("mcpgw-bench: this sitting runs on another machine of the run's "
+	       "kind: kernel %s (the run started on %s); recorded in the "
+	       "report's sittings\n", k1, k0);
+	json_object_set_new(R->machine, "kernel", json_string(k0));
 }
 
 int main(int argc, char **argv)
@@ -920,17 +939,18 @@ int main(int argc, char **argv)
 	if (rc != 0)
 		goto done_rc;
 	mgw_bench_iso_now(R.started, sizeof(R.started));
+	R.machine = mgw_bench_machine();
 	add_sitting(&R);
 	if (R.resume_dir &&
 	    json_is_string(json_object_get(R.resumed, "started_at")))
 		snprintf(R.started, sizeof(R.started), "%s", json_string_value(
 		             json_object_get(R.resumed, "started_at")));
-	R.machine = mgw_bench_machine();
 	R.versions = mgw_bench_versions(&R.o);
 	if (R.resume_dir) {
 		rc = load_resumed(&R);
 		if (rc != 0)
 			goto done_rc;
+		note_machine(&R);
 	}
 	{
 		char path[PATH_MAX];

@@ -220,6 +220,25 @@ static void footnotes(FILE *f, const json_t *s)
 	}
 }
 
+/* A run of more than one sitting: when and on which kernel each ran (a
+ * resume may run on another machine of the same kind). */
+static void sittings(FILE *f, const json_t *report)
+{
+	const json_t *list = get(report, "sittings"), *s;
+	size_t i;
+
+	if (!json_is_array(list) || json_array_size(list) < 2)
+		return;
+	fprintf(f, "Sittings: %zu", json_array_size(list));
+	json_array_foreach(list, i, s)
+		fprintf(f, "%s%s %s%s%s", i ? "; " : " (", str(s, "command", "?"),
+		        str(s, "started_at", "?"),
+		        json_is_string(get(s, "kernel")) ? " on " : "",
+		        str(s, "kernel", ""));
+	fputs("); each repetition of a cell ran whole within one sitting.  \n",
+	      f);
+}
+
 int mgw_bench_report_md(FILE *f, const json_t *report)
 {
 	const json_t *m = get(report, "machine"), *v = get(report, "versions"),
@@ -238,13 +257,15 @@ int mgw_bench_report_md(FILE *f, const json_t *report)
 	        (long long)json_integer_value(get(m, "cpus")),
 	        (long long)json_integer_value(get(m, "memory_mib")),
 	        str(m, "os", "?"));
+	sittings(f, report);
 	fputs("Versions:", f);
 	i = 0;
 	json_object_foreach((json_t *)v, key, val) {
 		fprintf(f, "%s %s: %s", i++ ? ";" : "", key,
 		        json_is_string(val) ? json_string_value(val) : "-");
 	}
-	fputs(".\n\nEverything ran on 127.0.0.1 of this one machine: replicas, "
+	fputs(".\n\nEverything ran on 127.0.0.1 of one machine (in each "
+	      "sitting): replicas, "
 	      "gateways and redis-server are processes standing in for pods, "
 	      "and the load client shares the CPUs with them.  Absolute rates "
 	      "do not transfer to other machines; which cells lose requests "

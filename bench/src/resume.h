@@ -6,10 +6,13 @@
  * Two runs must never mix, so a resume is refused unless it measures
  * with what the first sitting measured with: the same options (taken
  * from DIR/report.json's "argv", not from the new command line), the
- * same machine (CPU model, CPU count, memory, kernel, OS) and the same
+ * same kind of machine (CPU model, CPU count, memory, OS) and the same
  * component builds (mcpgw's version and the SHA-256 of its executable,
- * mcpgw-bench, redis-server, haproxy).  Each sitting is listed in the
- * report's "sittings". */
+ * mcpgw-bench, redis-server, haproxy).  A sitting may run on another
+ * machine of that kind (a new virtual machine each working day), whose
+ * kernel build differs: each sitting is listed in the report's
+ * "sittings" with the kernel it ran on, and a repetition of a cell runs
+ * whole within one sitting. */
 #ifndef MGW_BENCH_RESUME_H
 #define MGW_BENCH_RESUME_H
 
@@ -29,8 +32,8 @@ int mgw_bench_resume_argv(const json_t *report, char ***argv);
 void mgw_bench_resume_free_argv(char **argv);
 
 /* 0 when the machine and the versions now equal the ones report.json
- * was measured with (the machine's load average aside), else -1 with
- * the first difference named in err. */
+ * was measured with (the machine's load average and kernel aside), else
+ * -1 with the first difference named in err. */
 int mgw_bench_resume_compare(const json_t *report, const json_t *machine,
                              const json_t *versions, char *err, size_t errlen);
 

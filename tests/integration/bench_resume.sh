@@ -3,8 +3,10 @@
 # first repetition keeps that repetition; the resume runs only the missing
 # ones with the first sitting's options, leaves the finished run file
 # untouched, lists both sittings and ends with a complete report whose
-# aggregation holds.  A resume is refused when a component's build
-# differs from the one the run started with, and a complete run has
+# aggregation holds.  A resume is refused when a component's build or
+# the kind of machine (here its CPU model) differs from the one the run
+# started with; another machine of the kind (another kernel build) is
+# accepted and each sitting's kernel recorded.  A complete run has
 # nothing to resume.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench_lib.sh"
@@ -46,7 +48,22 @@ assert_match "the refusal names the difference" 'mcpgw_sha256 was "0000"' \
 	"$(cat "$T_DIR/bench-bad.err")"
 assert_eq "nothing run by the refused resume" "$done_before" \
 	"$(ls "$OUT/runs/demo" | wc -l)"
-cp "$T_DIR/report.saved" "$OUT/report.json"
+
+# another kind of machine (here: another CPU model): refused, nothing run
+jq '.machine.cpu = "Imaginary CPU 9000"' "$T_DIR/report.saved" >"$OUT/report.json"
+timeout 120 "$BENCH" resume "$OUT" >"$T_DIR/bench-cpu.out" 2>"$T_DIR/bench-cpu.err"
+assert_eq "resume on another CPU model exits 1" 1 "$?"
+assert_match "the refusal names the CPU" 'machine.cpu was "Imaginary CPU 9000"' \
+	"$(cat "$T_DIR/bench-cpu.err")"
+assert_eq "nothing run by the CPU refusal" "$done_before" \
+	"$(ls "$OUT/runs/demo" | wc -l)"
+
+# the first sitting on another machine of the same kind (its kernel
+# build differs, as a new virtual machine's does): the resume goes on
+this_kernel=$(jq -r .machine.kernel "$T_DIR/report.saved")
+jq '.machine.kernel = "Linux 0.0.1-elsewhere x86_64"
+    | .sittings[0].kernel = "Linux 0.0.1-elsewhere x86_64"' \
+	"$T_DIR/report.saved" >"$OUT/report.json"
 
 timeout 300 "$BENCH" resume "$OUT" >"$T_DIR/bench-resume.out" \
 	2>"$T_DIR/bench-resume.err"
@@ -56,6 +73,19 @@ assert_match "resume says what was done" \
 	"$(cat "$T_DIR/bench-resume.out")"
 assert_eq "resumed report is complete" true "$(rj .complete)"
 assert_eq "two sittings" "start resume" "$(rj '[.sittings[].command] | join(" ")')"
+assert_match "resume says it runs on another machine of the kind" \
+	"another machine of the run's kind: kernel $this_kernel" \
+	"$(cat "$T_DIR/bench-resume.out")"
+assert_eq "each sitting's kernel recorded" \
+	"Linux 0.0.1-elsewhere x86_64|$this_kernel" \
+	"$(rj '[.sittings[].kernel] | join("|")')"
+assert_eq "the report's machine stays the first sitting's" \
+	"Linux 0.0.1-elsewhere x86_64" "$(rj .machine.kernel)"
+assert_match "report.md lists the sittings and their kernels" \
+	"Sittings: 2 \\(start .* on Linux 0.0.1-elsewhere x86_64; resume .* on $this_kernel\\)" \
+	"$(cat "$OUT/report.md")"
+assert_match "report.html has the sittings table" \
+	"<td>resume</td><td>[^<]*</td><td>$this_kernel</td>" "$(cat "$OUT/report.html")"
 assert_eq "options of the first sitting" 2 "$(rj .options.reps)"
 assert_eq "every cell has both repetitions" "2 2" \
 	"$(rj '[.scenes[0].cells[].n] | map(tostring) | join(" ")')"
