@@ -26,7 +26,9 @@
  * allocations went elsewhere (an interposed allocator): glibc attaches
  * the thread that initializes malloc to its main arena without counting
  * it, and two such threads abort at exit ("a->attached_threads > 0"). */
+#ifndef HEAPTRIM_OFF
 static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
+#endif
 
 uint64_t mgw_heap_resident(void)
 {
@@ -44,6 +46,7 @@ uint64_t mgw_heap_resident(void)
 	return (uint64_t)resident * (uint64_t)page;
 }
 
+#ifndef HEAPTRIM_OFF
 /* The trim itself; the caller holds trim_lock. */
 static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 {
@@ -59,6 +62,7 @@ static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 	r->trimmed = 1;
 	r->returned = before > after ? before - after : 0;
 }
+#endif
 
 uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out)
 {
