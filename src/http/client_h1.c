@@ -22,6 +22,8 @@
  * rest stays in the bufferevent's input) and stops reading. */
 #include "autoconf.h"
 
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +43,27 @@
  * before the raw scanner gives up on a response head. */
 #define HEAD_SLACK 8192
 
+/* http-parser's own header cap is process-wide (80 KiB by default): kept
+ * above ours so that our limits, with their errors, apply. */
+static void parser_cap(size_t cap)
+{
+	static _Atomic size_t set = 80 * 1024;
+	size_t now = atomic_load(&set);
+
+	while (cap > now && cap < UINT32_MAX &&
+	       !atomic_compare_exchange_weak(&set, &now, cap))
+		;
+	if (cap > now && cap < UINT32_MAX)
+		http_parser_set_max_header_size((uint32_t)cap);
+}
+
 static void scan_reset(struct mgw_client_conn *c)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
+	size_t cap = lim->max_header_bytes + 4 * lim->max_headers + HEAD_SLACK;
 
-	mgw_h1_scan_reset(&c->sc, lim->max_header_bytes + 4 * lim->max_headers +
-	                              HEAD_SLACK, 0);
+	parser_cap(cap);
+	mgw_h1_scan_reset(&c->sc, cap, 0);
 }
 
 static struct mgw_client_conn *pconn(http_parser *p) { return p->data; }

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <time.h>
 
-#include <http_parser.h>
 
 #include "core/log.h"
 #include "http/chunked-t.h"
@@ -118,18 +117,18 @@ struct mgw_http_conn {
 	size_t linger_bytes;
 
 	/* HTTP/1.x */
-	http_parser hp;
 	struct mgw_http_exchange *rx;     /* request being parsed */
 	struct mgw_http_exchange *active; /* handed to the handler */
 	int hp_ready;                     /* a complete request is in rx */
 	int hp_err;                       /* status decided by a callback */
 	const char *hp_why;               /* its reason (static) or NULL */
-	struct mgw_h1_field fld;          /* field being assembled (or the
-	                                   * request target, before them) */
-	size_t hdr_bytes;                 /* names+values so far (limit) */
 	/* raw header-block scanner (obs-fold, bare CR/LF, control bytes) */
 	struct mgw_h1_scan sc;
-	/* chunked request body, decoded by us once http-parser read the head */
+	/* a head that came in more than one piece, until it ends */
+	char *hbuf;
+	size_t hbuf_len, hbuf_cap;
+	uint64_t body_left;               /* Content-Length bytes to come */
+	/* chunked request body, decoded by http/chunked.c after the head */
 	unsigned ck_mode : 1;
 	struct mgw_chunked ck;
 

@@ -90,8 +90,8 @@ int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
 void mgw_h1_start(struct mgw_http_conn *c);
 void mgw_h1_deinit(struct mgw_http_conn *c);
 /* Parses request bytes p[0..len) on c without touching its input buffer:
- * the raw head scan, http-parser for the head (and a Content-Length body),
- * the strict chunked decoder for a chunked body.  Sets *used to the bytes
+ * the raw head scan, the head read whole (h1_head.h), a Content-Length
+ * body counted off, the strict chunked decoder for a chunked body.  Sets *used to the bytes
  * taken; when a request is complete, c->hp_ready is set, c->rx holds it
  * and nothing after it was taken.  Returns 0, or the HTTP status to refuse
  * with (the connection must then close).  mgw_h1_process is its caller on

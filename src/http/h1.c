@@ -1,30 +1,24 @@
-/* h1.c - HTTP/1.x connections on http-parser.
+/* h1.c - HTTP/1.x server connections.
  *
- * Strictness.  Debian's http-parser tolerates things a front server must
- * not: it folds obs-fold lines into the value, drops control bytes from
- * values, accepts spaces in field names and bare LF line ends.  So every
- * header block is first run through the raw-byte scanner of h1_scan.c
- * that rejects obs-fold, bare CR or LF and control bytes, and only the
- * bytes of the header block are fed to the parser while it runs; field
- * names and values are re-validated once assembled, and the framing fields
- * (Content-Length, Transfer-Encoding, Host) are checked as a whole in
- * on_headers_complete.  Any failure answers a short error with
- * "Connection: close" and closes.
+ * Heads.  Every request head goes through the raw-byte scanner of
+ * h1_scan.c, which finds where it ends and refuses what would let two
+ * parsers disagree on where a head or a field ends (obs-fold, bare CR or
+ * LF, control bytes).  The whole head is then read in one pass by
+ * h1_head.c (request line, field lines), in place when it arrived in one
+ * piece, else from the connection's head buffer; the framing fields
+ * (Content-Length, Transfer-Encoding, Host) are checked as a whole.  Any
+ * failure answers a short error with "Connection: close" and closes.
  *
- * Chunked bodies.  The same http-parser build takes any two bytes where
- * the CRLF after chunk data belongs, so "2\r\nokXX0\r\n\r\n" would be the
- * body "ok" here while a front proxy may frame it otherwise (request
- * smuggling).  So for a chunked request http-parser is stopped after the
- * head (on_headers_complete skips the body) and the body goes through the
- * strict decoder of http/chunked.c, which also checks trailer lines; the
- * request is complete at the final CRLF, and the bytes after it are the
- * next request.
+ * Bodies.  A Content-Length body is counted off the bytes that follow the
+ * head.  A chunked body goes through the strict decoder of http/chunked.c
+ * (which also checks trailer lines); the request is complete at its final
+ * CRLF, and the bytes after it are the next request.
  *
- * Pipelining.  One request at a time: the parser is paused at the end of
- * each message, the handler gets it, and parsing resumes only when the
- * response is complete, so answers leave in request order.  Input keeps
- * being read meanwhile (so a client close is noticed), bounded by the read
- * high watermark of the bufferevent. */
+ * Pipelining.  One request at a time: once a request is complete nothing
+ * more is parsed until the handler took it, and mgw_h1_process hands the
+ * next one over only when the response is complete, so answers leave in
+ * request order.  Input keeps being read meanwhile (so a client close is
+ * noticed), bounded by the read high watermark of the bufferevent. */
 #include "autoconf.h"
 
 #include <stdint.h>
@@ -40,6 +34,7 @@
 #include "core/log.h"
 #include "http/chunked.h"
 #include "http/conn.h"
+#include "http/h1_head.h"
 #include "http/h1_scan.h"
 #include "http/headers.h"
 
@@ -58,247 +53,239 @@ static void scan_reset(struct mgw_http_conn *c)
 	mgw_h1_scan_reset(&c->sc, raw_head_cap(&c->srv->lim), 1);
 }
 
-static struct mgw_http_conn *pconn(http_parser *p) { return p->data; }
-
-static int fail(struct mgw_http_conn *c, int status)
+/* The request in c->rx is complete: the handler may take it. */
+static void request_done(struct mgw_http_conn *c)
 {
-	c->hp_err = status;
-	return -1;
+	c->hp_ready = 1;
+	mgw_conn_timer(c, MGW_T_NONE, 0);
+	scan_reset(c);
 }
 
-static int on_message_begin(http_parser *p)
-{
-	struct mgw_http_conn *c = pconn(p);
-
-	if (c->rx)
-		return fail(c, 500);
-	c->rx = mgw_x_new(c, 11);
-	if (!c->rx)
-		return fail(c, 503);
-	c->hdr_bytes = 0;
-	mgw_h1_field_clear(&c->fld);
-	mgw_conn_timer(c, MGW_T_HEADER, c->srv->lim.header_timeout);
-	return 0;
-}
-
-static int on_url(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_http_conn *c = pconn(p);
-
-	if (c->fld.value_len + len > c->srv->lim.max_uri)
-		return fail(c, 414);
-	if (mgw_h1_field_value(&c->fld, at, len))
-		return fail(c, 503);
-	return 0;
-}
-
-/* The request line is complete once the first header (or the end of the
- * headers) arrives; the target was collected as the field value. */
-static int take_target(struct mgw_http_conn *c)
+/* The request line's method and target into x.  Returns 0 or a status. */
+static int take_request_line(struct mgw_http_conn *c,
+                             const struct mgw_h1_reqline *rl)
 {
 	struct mgw_http_exchange *x = c->rx;
 	int rc;
 
-	if (x->target)
-		return 0;
-	rc = mgw_x_set_target(x, c->fld.value ? c->fld.value : "",
-	                      c->fld.value_len, 1);
-	if (rc == MGW_EINVAL && c->hp.method == HTTP_CONNECT)
-		rc = mgw_x_set_target(x, "*", 1, 0); /* 405 once the head is read */
-	if (rc)
-		return fail(c, rc == MGW_EINVAL ? 400 : 503);
-	c->fld.value_len = 0;
-	return 0;
-}
-
-static int commit_header(struct mgw_http_conn *c)
-{
-	struct mgw_http_exchange *x = c->rx;
-	const char *v;
-	size_t vl;
-
-	if (mgw_h1_field_take(&c->fld, &v, &vl))
-		return fail(c, 400);
-	/* only head fields come here: trailers go to the chunked decoder */
-	if (x->req.n + 1 > c->srv->lim.max_headers)
-		return fail(c, 431);
-	if (mgw_headers_add(&x->req, c->fld.name, c->fld.name_len, v, vl))
-		return fail(c, 503);
-	mgw_h1_field_clear(&c->fld);
-	return 0;
-}
-
-static int on_header_field(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_http_conn *c = pconn(p);
-
-	if (take_target(c))
-		return -1;
-	if (c->fld.last_value && commit_header(c))
-		return -1;
-	c->hdr_bytes += len;
-	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
-		return fail(c, 431);
-	if (mgw_h1_field_name(&c->fld, at, len))
-		return fail(c, 503);
-	return 0;
-}
-
-static int on_header_value(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_http_conn *c = pconn(p);
-
-	c->fld.last_value = 1;
-	c->hdr_bytes += len;
-	if (c->hdr_bytes > c->srv->lim.max_header_bytes)
-		return fail(c, 431);
-	if (mgw_h1_field_value(&c->fld, at, len))
-		return fail(c, 503);
-	return 0;
-}
-
-static int all_digits(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; s++)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-/* The framing checks that keep two HTTP/1 parsers from disagreeing on
- * where this request ends (request smuggling), plus limits known now.
- * Returns 1 (http-parser: no body) for a chunked request, whose body the
- * strict decoder reads instead. */
-static int on_headers_complete(http_parser *p)
-{
-	struct mgw_http_conn *c = pconn(p);
-	struct mgw_http_exchange *x = c->rx;
-	const struct mgw_http_limits *lim = &c->srv->lim;
-	size_t ncl, nte, nhost;
-	const char *te, *cl, *expect, *host;
-	int has_body;
-
-	if (take_target(c))
-		return -1;
-	if ((c->fld.last_value || c->fld.name_len) && commit_header(c))
-		return -1;
-	x->headers_done = 1;
-	if (p->http_major != 1)
-		return fail(c, 505);
-	x->http10 = p->http_minor == 0;
-	if (p->method == HTTP_CONNECT)
-		return fail(c, 405);
-	x->method = strdup(http_method_str((enum http_method)p->method));
+	if (rl->target_len > c->srv->lim.max_uri)
+		return 414;
+	x->method = strndup(rl->method, rl->method_len);
 	if (!x->method)
-		return fail(c, 503);
-	x->head = p->method == HTTP_HEAD;
+		return 503;
+	if (strcmp(x->method, "CONNECT") == 0)
+		rc = mgw_x_set_target(x, "*", 1, 0); /* 405 once the head is read */
+	else
+		rc = mgw_x_set_target(x, rl->target, rl->target_len, 1);
+	if (rc)
+		return rc == MGW_EINVAL ? 400 : 503;
+	return 0;
+}
 
-	ncl = mgw_headers_count(&x->req, "content-length");
-	nte = mgw_headers_count(&x->req, "transfer-encoding");
-	nhost = mgw_headers_count(&x->req, "host");
-	te = mgw_headers_get(&x->req, "transfer-encoding");
-	cl = mgw_headers_get(&x->req, "content-length");
-	if (ncl > 1 || nte > 1 || (ncl && nte))
-		return fail(c, 400);
-	if (nte && (x->http10 || strcasecmp(te, "chunked") != 0 ||
-	            !(p->flags & F_CHUNKED)))
-		return fail(c, 400);
-	if (ncl && !all_digits(cl))
-		return fail(c, 400);
+/* The field lines into x->req, within the count and byte limits.
+ * Returns 0 or a status. */
+static int take_fields(struct mgw_http_conn *c, struct mgw_h1_lines *it)
+{
+	const struct mgw_http_limits *lim = &c->srv->lim;
+	struct mgw_headers *h = &c->rx->req;
+	const char *line, *name, *value;
+	size_t len, nlen, vlen, bytes = 0;
+
+	while (mgw_h1_next_line(it, &line, &len) && len) {
+		if (mgw_h1_split_field(line, len, &name, &nlen, &value, &vlen))
+			return 400;
+		bytes += nlen + vlen;
+		if (bytes > lim->max_header_bytes || h->n + 1 > lim->max_headers)
+			return 431;
+		if (mgw_headers_add(h, name, nlen, value, vlen))
+			return 503;
+	}
+	return 0;
+}
+
+/* A Content-Length: one or more digits, nothing else (no sign, blank or
+ * list), as a number that fits 64 bits.  Returns 0 or -1. */
+static int content_length(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* RFC 9112 §9.3: HTTP/1.1 persists unless "close" is listed; HTTP/1.0
+ * only with "keep-alive". */
+static int wants_keep_alive(const struct mgw_http_exchange *x)
+{
+	if (mgw_headers_connection_lists(&x->req, "close"))
+		return 0;
+	return !x->http10 || mgw_headers_connection_lists(&x->req, "keep-alive");
+}
+
+/* Host: exactly one in HTTP/1.1, valid; the authority unless the target
+ * was in absolute form.  Returns 0 or a status (c->hp_why says why). */
+static int check_host(struct mgw_http_conn *c)
+{
+	struct mgw_http_exchange *x = c->rx;
+	size_t nhost = mgw_headers_count(&x->req, "host");
+	const char *host;
+
 	if (nhost > 1 || (nhost == 0 && !x->http10)) {
 		c->hp_why = nhost ? "Host header sent more than once"
 		                  : "Host header missing";
-		return fail(c, 400);
+		return 400;
 	}
 	host = nhost ? mgw_headers_get(&x->req, "host") : NULL;
 	if (host && !mgw_http_authority_valid(host, strlen(host))) {
 		c->hp_why = "invalid Host header";
-		return fail(c, 400); /* RFC 9112 3.2 */
+		return 400; /* RFC 9112 3.2 */
 	}
 	if (host && !x->authority) { /* absolute-form set it: Host ignored */
 		x->authority = strdup(host);
 		if (!x->authority)
-			return fail(c, 503);
+			return 503;
 	}
-	has_body = (p->flags & F_CHUNKED) ||
-	           (p->content_length > 0 && p->content_length != ULLONG_MAX);
-	if (has_body && !(p->flags & F_CHUNKED) &&
-	    p->content_length > (uint64_t)lim->max_body)
-		return fail(c, 413);
+	return 0;
+}
+
+/* The framing checks that keep two HTTP/1 parsers from disagreeing on
+ * where this request ends (request smuggling), plus limits known now; on
+ * success the body's framing is set up (c->body_left, c->ck_mode) or the
+ * request is complete. */
+static int check_framing(struct mgw_http_conn *c)
+{
+	struct mgw_http_exchange *x = c->rx;
+	const struct mgw_http_limits *lim = &c->srv->lim;
+	size_t ncl = mgw_headers_count(&x->req, "content-length");
+	size_t nte = mgw_headers_count(&x->req, "transfer-encoding");
+	const char *te = mgw_headers_get(&x->req, "transfer-encoding");
+	const char *cl = mgw_headers_get(&x->req, "content-length");
+	const char *expect;
+	uint64_t len = 0;
+	int chunked = nte != 0, st;
+
+	if (ncl > 1 || nte > 1 || (ncl && nte))
+		return 400;
+	if (nte && (x->http10 || strcasecmp(te, "chunked") != 0))
+		return 400;
+	if (ncl && content_length(cl, &len) != 0)
+		return 400;
+	st = check_host(c);
+	if (st)
+		return st;
+	if (!chunked && len > (uint64_t)lim->max_body)
+		return 413;
 	expect = mgw_headers_get(&x->req, "expect");
 	if (expect) {
 		if (strcasecmp(expect, "100-continue") != 0)
-			return fail(c, 417);
-		if (has_body && !x->http10)
+			return 417;
+		if ((chunked || len) && !x->http10)
 			bufferevent_write(c->bev, "HTTP/1.1 100 Continue\r\n\r\n", 25);
 	}
-	x->keep_alive = http_should_keep_alive(p) && !c->srv->shutting_down;
-	if (has_body)
+	x->keep_alive = wants_keep_alive(x) && !c->srv->shutting_down;
+	if (chunked || len)
 		mgw_conn_timer(c, MGW_T_BODY, lim->body_timeout);
-	if (p->flags & F_CHUNKED) {
+	if (chunked) {
 		/* trailers share the head's byte limit */
 		c->ck_mode = 1;
 		mgw_chunked_init(&c->ck, lim->max_header_bytes);
-		return 1;
+	} else if (len) {
+		c->body_left = len;
+	} else {
+		request_done(c);
 	}
 	return 0;
 }
 
-/* Content-Length bodies only: chunked ones never reach http-parser. */
-static int on_body(http_parser *p, const char *at, size_t len)
+/* A whole scanned head p[0..n) into c->rx.  Returns 0 or a status. */
+static int take_head(struct mgw_http_conn *c, const char *p, size_t n)
 {
-	struct mgw_http_conn *c = pconn(p);
-	int rc = mgw_x_body_append(c->rx, at, len);
+	struct mgw_http_exchange *x = c->rx;
+	struct mgw_h1_lines it;
+	struct mgw_h1_reqline rl;
+	int st;
 
-	if (rc == MGW_ELIMIT)
-		return fail(c, 413);
+	mgw_h1_lines_init(&it, p, n);
+	if (mgw_h1_request_line(&it, &rl))
+		return 400;
+	st = take_request_line(c, &rl);
+	if (!st)
+		st = take_fields(c, &it);
+	if (st)
+		return st;
+	x->headers_done = 1;
+	if (rl.major != 1)
+		return 505;
+	x->http10 = rl.minor == 0;
+	if (strcmp(x->method, "CONNECT") == 0)
+		return 405;
+	x->head = strcmp(x->method, "HEAD") == 0;
+	return check_framing(c);
+}
+
+/* A request's first byte: its exchange, and the header timer. */
+static int begin_request(struct mgw_http_conn *c)
+{
+	c->rx = mgw_x_new(c, 11);
+	if (!c->rx)
+		return 503;
+	mgw_conn_timer(c, MGW_T_HEADER, c->srv->lim.header_timeout);
+	return 0;
+}
+
+/* Head bytes: scanned, kept while the head goes on, read once it ended
+ * (in place when it came in this one piece). */
+static int parse_head(struct mgw_http_conn *c, const unsigned char *p,
+                      size_t len, size_t *used)
+{
+	size_t feed;
+	int st = mgw_h1_scan_feed(&c->sc, p, len, &feed);
+
+	if (st)
+		return st == MGW_ELIMIT ? 431 : 400;
+	*used = feed;
+	if (!c->rx && c->sc.any && (st = begin_request(c)) != 0)
+		return st;
+	if (c->sc.in_head || c->hbuf_len) {
+		if (mgw_h1_buf_append(&c->hbuf, &c->hbuf_len, &c->hbuf_cap, p,
+		                      feed))
+			return 503;
+		if (c->sc.in_head)
+			return 0;
+		st = take_head(c, c->hbuf, c->hbuf_len);
+		c->hbuf_len = 0;
+		return st;
+	}
+	return take_head(c, (const char *)p, feed);
+}
+
+/* Content-Length body bytes. */
+static int parse_body(struct mgw_http_conn *c, const unsigned char *p,
+                      size_t len, size_t *used)
+{
+	size_t n = (uint64_t)len < c->body_left ? len : (size_t)c->body_left;
+	int rc = mgw_x_body_append(c->rx, p, n);
+
 	if (rc)
-		return fail(c, 503);
+		return rc == MGW_ELIMIT ? 413 : 503;
+	*used = n;
+	c->body_left -= n;
+	if (!c->body_left)
+		request_done(c);
 	return 0;
 }
-
-static int on_message_complete(http_parser *p)
-{
-	struct mgw_http_conn *c = pconn(p);
-
-	if (c->ck_mode) {
-		/* only the head of a chunked request: hold the parser until
-		 * the decoder found the body's end and the request was answered */
-		http_parser_pause(p, 1);
-		return 0;
-	}
-	c->hp_ready = 1;
-	mgw_conn_timer(c, MGW_T_NONE, 0);
-	scan_reset(c);
-	http_parser_pause(p, 1);
-	return 0;
-}
-
-static const http_parser_settings settings = {
-	.on_message_begin = on_message_begin,
-	.on_url = on_url,
-	.on_header_field = on_header_field,
-	.on_header_value = on_header_value,
-	.on_headers_complete = on_headers_complete,
-	.on_body = on_body,
-	.on_message_complete = on_message_complete,
-};
 
 void mgw_h1_start(struct mgw_http_conn *c)
 {
-	/* http-parser's own header cap is process-wide (80 KiB by default);
-	 * keep it above ours so our limits, with their statuses, apply */
-	static size_t parser_cap = 80 * 1024;
-	size_t cap = raw_head_cap(&c->srv->lim);
-
-	if (cap > parser_cap && cap < UINT32_MAX) {
-		http_parser_set_max_header_size((uint32_t)cap);
-		parser_cap = cap;
-	}
-	http_parser_init(&c->hp, HTTP_REQUEST);
-	c->hp.data = c;
 	scan_reset(c);
 }
 
@@ -306,7 +293,9 @@ void mgw_h1_deinit(struct mgw_http_conn *c)
 {
 	mgw_x_free(c->rx);
 	c->rx = NULL;
-	mgw_h1_field_deinit(&c->fld);
+	free(c->hbuf);
+	c->hbuf = NULL;
+	c->hbuf_len = c->hbuf_cap = 0;
 }
 
 /* Answers a protocol error or limit with a short plain response and marks
@@ -330,6 +319,7 @@ static void h1_error(struct mgw_http_conn *c, int status)
 	mgw_x_free(c->rx);
 	c->rx = NULL;
 	c->ck_mode = 0;
+	c->body_left = 0;
 	evbuffer_add_printf(out,
 	                    "HTTP/1.1 %d %s\r\nDate: %s\r\n"
 	                    "Content-Type: %s\r\n"
@@ -363,8 +353,10 @@ static int on_chunk_data(void *arg, const unsigned char *p, size_t n)
 static int parse_chunked(struct mgw_http_conn *c, const unsigned char *p,
                          size_t len, size_t *used)
 {
-	int rc = mgw_chunked_feed(&c->ck, p, len, used, on_chunk_data, c);
+	int rc;
 
+	c->hp_err = 0;
+	rc = mgw_chunked_feed(&c->ck, p, len, used, on_chunk_data, c);
 	if (rc) {
 		struct mgw_log_ctx ctx;
 
@@ -381,12 +373,8 @@ static int parse_chunked(struct mgw_http_conn *c, const unsigned char *p,
 	    (uint64_t)(c->srv->lim.max_body - c->rx->body_len))
 		return 413;
 	if (mgw_chunked_done(&c->ck)) {
-		/* what on_message_complete does for other bodies; the parser
-		 * is still paused since the head */
 		c->ck_mode = 0;
-		c->hp_ready = 1;
-		mgw_conn_timer(c, MGW_T_NONE, 0);
-		scan_reset(c);
+		request_done(c);
 	}
 	return 0;
 }
@@ -394,35 +382,14 @@ static int parse_chunked(struct mgw_http_conn *c, const unsigned char *p,
 int mgw_h1_parse(struct mgw_http_conn *c, const unsigned char *p, size_t len,
                  size_t *used)
 {
-	struct mgw_log_ctx ctx;
-	size_t feed = len, n;
-	enum http_errno e;
-	int st;
-
 	*used = 0;
+	if (c->hp_ready)
+		return 0; /* the handler has not taken the last one yet */
 	if (c->ck_mode)
 		return parse_chunked(c, p, len, used);
-	if (c->sc.in_head) {
-		st = mgw_h1_scan_feed(&c->sc, p, len, &feed);
-		if (st)
-			return st == MGW_ELIMIT ? 431 : 400;
-	}
-	if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
-		http_parser_pause(&c->hp, 0);
-	n = http_parser_execute(&c->hp, &settings, (const char *)p, feed);
-	*used = n;
-	e = HTTP_PARSER_ERRNO(&c->hp);
-	if (e != HPE_OK && e != HPE_PAUSED) {
-		if (c->hp_err)
-			return c->hp_err;
-		mgw_conn_logctx(c, -1, &ctx);
-		mgw_info(&ctx, "%s: HTTP/1 parse error %s", c->peer,
-		         http_errno_name(e));
-		return e == HPE_HEADER_OVERFLOW ? 431 : 400;
-	}
-	if (!c->hp_ready && !c->ck_mode && n < feed)
-		return 400; /* the parser stopped without saying why */
-	return 0;
+	if (c->body_left)
+		return parse_body(c, p, len, used);
+	return parse_head(c, p, len, used);
 }
 
 void mgw_h1_process(struct mgw_http_conn *c)

@@ -27,6 +27,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <http_parser.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 

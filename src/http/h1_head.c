@@ -1,0 +1,94 @@
+/* h1_head.c - the lines, request line and field lines of a scanned HTTP/1
+ * head (see h1_head.h). */
+#include "autoconf.h"
+
+#include <string.h>
+
+#include "core/errors.h"
+#include "http/h1_head.h"
+#include "http/headers.h"
+
+void mgw_h1_lines_init(struct mgw_h1_lines *it, const char *p, size_t n)
+{
+	it->p = p;
+	it->end = p + n;
+}
+
+int mgw_h1_next_line(struct mgw_h1_lines *it, const char **line, size_t *len)
+{
+	const char *cr;
+
+	if (it->p >= it->end)
+		return 0;
+	cr = memchr(it->p, '\r', (size_t)(it->end - it->p));
+	if (!cr || cr + 1 >= it->end || cr[1] != '\n')
+		return 0;
+	*line = it->p;
+	*len = (size_t)(cr - it->p);
+	it->p = cr + 2;
+	return 1;
+}
+
+static int is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* "HTTP/" DIGIT "." DIGIT, the name case-sensitive (RFC 9112 §2.3). */
+static int parse_version(const char *v, size_t n, struct mgw_h1_reqline *rl)
+{
+	if (n != 8 || memcmp(v, "HTTP/", 5) != 0 || !is_digit(v[5]) ||
+	    v[6] != '.' || !is_digit(v[7]))
+		return MGW_EPROTO;
+	rl->major = v[5] - '0';
+	rl->minor = v[7] - '0';
+	return 0;
+}
+
+int mgw_h1_request_line(struct mgw_h1_lines *it, struct mgw_h1_reqline *rl)
+{
+	const char *line, *end, *sp1, *sp2;
+	size_t len;
+
+	do {
+		if (!mgw_h1_next_line(it, &line, &len))
+			return MGW_EPROTO;
+	} while (len == 0);
+	end = line + len;
+	sp1 = memchr(line, ' ', len);
+	if (!sp1 || !mgw_header_name_valid(line, (size_t)(sp1 - line)))
+		return MGW_EPROTO;
+	sp2 = memchr(sp1 + 1, ' ', (size_t)(end - sp1 - 1));
+	if (!sp2 || sp2 == sp1 + 1 ||
+	    memchr(sp1 + 1, '\t', (size_t)(sp2 - sp1 - 1)))
+		return MGW_EPROTO;
+	rl->method = line;
+	rl->method_len = (size_t)(sp1 - line);
+	rl->target = sp1 + 1;
+	rl->target_len = (size_t)(sp2 - sp1 - 1);
+	return parse_version(sp2 + 1, (size_t)(end - sp2 - 1), rl);
+}
+
+static int is_blank(char ch)
+{
+	return ch == ' ' || ch == '\t';
+}
+
+int mgw_h1_split_field(const char *line, size_t len, const char **name,
+                       size_t *nlen, const char **value, size_t *vlen)
+{
+	const char *colon = memchr(line, ':', len), *v, *end = line + len;
+
+	if (!colon || !mgw_header_name_valid(line, (size_t)(colon - line)))
+		return MGW_EPROTO;
+	v = colon + 1;
+	while (v < end && is_blank(*v))
+		v++;
+	while (end > v && is_blank(end[-1]))
+		end--;
+	*name = line;
+	*nlen = (size_t)(colon - line);
+	*value = v;
+	*vlen = (size_t)(end - v);
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* h1_head.h - reading an HTTP/1 head that the raw scan (h1_scan.h) has
+ * accepted whole: its lines, the request line, and each field line split
+ * into name and value.
+ *
+ * The scan already refused what would let two parsers disagree (bare CR
+ * or LF, obs-fold, control bytes other than HTAB), so a scanned head is a
+ * run of CRLF-ended lines whose bytes are all field-vchar, obs-text, SP
+ * or HTAB.  What is left is the grammar of RFC 9112 §3 and §5: one pass
+ * over the bytes, with pointers into them and no copy.  A field value
+ * needs no further check (the scan's refusals are exactly the bytes
+ * RFC 9110 §5.5 excludes); a field name must be a token. */
+#ifndef MGW_HTTP_H1_HEAD_H
+#define MGW_HTTP_H1_HEAD_H
+
+#include <stddef.h>
+
+/* Lines of a scanned head p[0..n), in order. */
+struct mgw_h1_lines {
+	const char *p, *end;
+};
+
+/* The request line: method SP request-target SP HTTP-version. */
+struct mgw_h1_reqline {
+	const char *method, *target;
+	size_t method_len, target_len;
+	int major, minor;
+};
+
+void mgw_h1_lines_init(struct mgw_h1_lines *it, const char *p, size_t n);
+
+/* The next line without its CRLF.  Returns 1, or 0 when the head is used
+ * up (or holds no further CRLF). */
+int mgw_h1_next_line(struct mgw_h1_lines *it, const char **line, size_t *len);
+
+/* The first non-empty line (empty lines before the request line are
+ * skipped, RFC 9112 §2.2), parsed.  Returns 0, or MGW_EPROTO when it is
+ * not method SP target SP HTTP/D.D with a token method and a target of
+ * at least one byte holding no whitespace. */
+int mgw_h1_request_line(struct mgw_h1_lines *it, struct mgw_h1_reqline *rl);
+
+/* Splits a field line at its colon: the name (a token, no whitespace
+ * before the colon: RFC 9112 §5.1) and the value without leading or
+ * trailing blanks.  Returns 0 or MGW_EPROTO. */
+int mgw_h1_split_field(const char *line, size_t len, const char **name,
+                       size_t *nlen, const char **value, size_t *vlen);
+
+#endif
