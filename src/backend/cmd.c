@@ -74,14 +74,16 @@ static void usage(FILE *out)
 "        'state store unavailable' while the server reconnects with backoff.\n"
 "        Default: redis://127.0.0.1:6379.\n"
 "  --redis-ca-file FILE, --redis-cert-file FILE, --redis-key-file FILE\n"
-"        For a rediss:// --redis: the CAs the server's certificate must\n"
-"        chain to (default: the system store), and a client certificate\n"
-"        and key (needed by a redis-server with tls-auth-clients yes).\n"
+"        For a rediss:// --redis (with redis:// these TLS flags are a usage\n"
+"        error): the CAs the server's certificate must chain to (default:\n"
+"        the system store), and a client certificate and key, not\n"
+"        encrypted (needed by a redis-server with tls-auth-clients yes).\n"
 "  --redis-server-name NAME\n"
 "        SNI and the name the certificate must match (default: the URL's\n"
 "        host).\n"
 "  --redis-no-verify\n"
-"        Do not verify the Redis server's certificate (test setups only).\n"
+"        Do not verify the Redis server's certificate (test setups only;\n"
+"        logged as a warning at start).\n"
 "  --key-file FILE\n"
 "        HMAC keys for --state hmac: lines 'KID HEX64' ('#' comments); the\n"
 "        first key signs, all keys verify.  Without it a random key is used\n"
@@ -336,6 +338,34 @@ static int task_flags(struct mgw_backend_conf *b, const struct flags *f)
 	return 0;
 }
 
+/* The Redis TLS options (flags or the file's redis_tls:) go with a
+ * rediss:// URL only: with another they would be silently unused. */
+static int redis_tls_url(const struct mgw_backend_conf *b,
+                         const struct flags *f)
+{
+	const struct mgw_redis_tls_conf *t = &b->redis_tls;
+	const char *url = b->redis_url ? b->redis_url : "redis://127.0.0.1:6379";
+	const char *opt = f->redis_ca ? "--redis-ca-file"
+	                  : f->redis_cert ? "--redis-cert-file"
+	                  : f->redis_key ? "--redis-key-file"
+	                  : f->redis_name ? "--redis-server-name"
+	                  : f->redis_no_verify ? "--redis-no-verify"
+	                  : "the configuration's redis_tls:";
+	char display[300], err[256];
+
+	if ((!t->ca_file && !t->cert_file && !t->key_file && !t->server_name &&
+	     t->verify) || strncmp(url, "rediss://", 9) == 0)
+		return 0;
+	if (mgw_redis_url_check(url, display, sizeof(display), err,
+	                        sizeof(err)) != 0)
+		snprintf(display, sizeof(display), "?");
+	return usage_error("%s is for a rediss:// --redis, but the Redis URL "
+	                   "is '%s' (%s), so it would not be used; give "
+	                   "--redis rediss://HOST:PORT for TLS", opt, display,
+	                   strncmp(url, "unix:", 5) == 0 ? "a Unix socket"
+	                                                 : "plain redis://");
+}
+
 /* --redis and its TLS options; the TLS files are loaded once here, so a
  * bad one is a usage error rather than a connection that never comes up. */
 static int redis_flags(struct mgw_backend_conf *b, const struct flags *f)
@@ -343,6 +373,7 @@ static int redis_flags(struct mgw_backend_conf *b, const struct flags *f)
 	struct mgw_redis_tls_conf *t = &b->redis_tls;
 	char err[256];
 	SSL_CTX *ctx;
+	int rc;
 
 	if (f->redis) {
 		if (mgw_redis_url_check(f->redis, NULL, 0, err, sizeof(err)) != 0)
@@ -359,6 +390,8 @@ static int redis_flags(struct mgw_backend_conf *b, const struct flags *f)
 		mgw_cli_set_str(&t->server_name, f->redis_name);
 	if (f->redis_no_verify)
 		t->verify = 0;
+	if ((rc = redis_tls_url(b, f)) != 0)
+		return rc;
 	if (!f->redis_ca && !f->redis_cert && !f->redis_key)
 		return 0;
 	ctx = mgw_redis_tls_ctx(t, err, sizeof(err));
@@ -592,6 +625,22 @@ static int make_record(struct mgw_backend *be, const char *record)
 	return be->record ? 0 : MGW_EXIT_RUNTIME;
 }
 
+/* A rediss:// --redis whose certificate is not checked is logged: the
+ * operator must see it (as serve logs its tls.verify: false). */
+static void no_verify_warning(const struct mgw_backend_conf *b)
+{
+	char display[300], err[256];
+
+	if (b->redis_tls.verify || !b->redis_url ||
+	    strncmp(b->redis_url, "rediss://", 9) != 0 ||
+	    mgw_redis_url_check(b->redis_url, display, sizeof(display), err,
+	                        sizeof(err)) != 0)
+		return;
+	mgw_warn(NULL, "--redis-no-verify (redis_tls.verify: false): TLS "
+	         "certificate verification is off: the Redis server at %s is "
+	         "not authenticated (test setups only)", display);
+}
+
 /* Everything the flags and the file decide, before anything runs.
  * Returns 0 or an exit code. */
 static int configure(struct mgw_backend *be, const struct mgw_config *cfg,
@@ -605,6 +654,7 @@ static int configure(struct mgw_backend *be, const struct mgw_config *cfg,
 	rc = mgw_cli_log_level("backend", f->srv.log_level, cfg->log_level);
 	if (rc)
 		return rc;
+	no_verify_warning(&be->conf);
 	rc = mgw_cli_listen_specs("backend", &f->srv.listen, cfg->listeners,
 	                          cfg->n_listeners, " in the file;", ls, n_ls);
 	if (rc)

@@ -87,9 +87,21 @@ static const struct mgw_cfg_field backend_fields[] = {
 	 .check = mgw_cfg_check_path},
 };
 #undef B
+
+/* redis_tls: goes with a rediss:// redis: (the default is redis://). */
+static int check_backend(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
+                         void *obj)
+{
+	struct mgw_backend_conf *b = obj;
+
+	return mgw_redis_tls_check_url(c, sc, "redis_tls", b->redis_url,
+	                               "redis");
+}
+
 const struct mgw_cfg_section mgw_backend_conf_section = {
 	.size = sizeof(struct mgw_backend_conf),
 	.fields = backend_fields, .nfields = MGW_CFG_COUNT(backend_fields),
+	.check = check_backend,
 };
 
 int mgw_config_parse_era(const char *s, enum mgw_era_conf *out)

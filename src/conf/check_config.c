@@ -38,14 +38,27 @@ static int check_start(const struct mgw_config *c, int serve, char *why,
 	return rc;
 }
 
-/* The start-time hints serve would log (hints.h), as warnings. */
+static void warn_line(void *arg, const char *msg)
+{
+	const struct mgw_config *c = arg;
+
+	fprintf(stderr, "%s: warning: %s\n", c->source, msg);
+}
+
+/* The start-time hints serve (and backend) would log (hints.h), as
+ * warnings. */
 static void warn_hints(const struct mgw_config *c)
 {
 	char msg[512];
 
 	for (size_t gi = 0; gi < c->serve.n_upstreams; gi++)
 		if (mgw_hint_doubled_path(&c->serve, gi, msg, sizeof(msg)))
-			fprintf(stderr, "%s: warning: %s\n", c->source, msg);
+			warn_line((void *)c, msg);
+	mgw_hint_redis_no_verify(&c->serve, warn_line, (void *)c);
+	if (c->has_backend &&
+	    mgw_hint_redis_tls("backend.redis_tls (verify: false)", c->backend.redis_url,
+	                       &c->backend.redis_tls, msg, sizeof(msg)))
+		warn_line((void *)c, msg);
 }
 
 static int check_config(const char *path, int quiet, char *err, size_t errlen)

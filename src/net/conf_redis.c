@@ -3,6 +3,7 @@
 #include "autoconf.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include <openssl/ssl.h>
 
@@ -44,3 +45,28 @@ const struct mgw_cfg_section mgw_redis_tls_conf_section = {
 	.fields = redis_tls_fields, .nfields = MGW_CFG_COUNT(redis_tls_fields),
 	.check = check_redis_tls,
 };
+
+int mgw_redis_tls_check_url(struct mgw_cfg_ctx *c,
+                            const struct mgw_cfg_scope *sc,
+                            const char *key, const char *url,
+                            const char *url_key)
+{
+	const struct mgw_cfg_node *at = mgw_cfg_scope_value(sc, key);
+	char display[300], why[256];
+
+	if (!at || (url && strncmp(url, "rediss://", 9) == 0))
+		return 0;
+	if (!url)
+		return mgw_cfg_fail(c, at, key, "%s: would not be used: there is "
+		                    "no %s (%s: goes with a rediss:// URL)", key,
+		                    url_key, key);
+	if (mgw_redis_url_check(url, display, sizeof(display), why,
+	                        sizeof(why)) != 0)
+		return 0;       /* the URL's own check reports it */
+	return mgw_cfg_fail(c, at, key, "%s '%s' is %s, so %s: would not be "
+	                    "used; use a rediss:// URL for TLS (or remove "
+	                    "%s:)", url_key, display,
+	                    strncmp(url, "unix:", 5) == 0 ? "a Unix socket"
+	                                                  : "plain redis://",
+	                    key, key);
+}

@@ -85,7 +85,7 @@ static int check_redis(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
 		                    r->master_name ? "master_name" : "sentinels",
 		                    r->master_name ? "needs sentinels"
 		                                   : "needs master_name");
-	return 0;
+	return mgw_redis_tls_check_url(c, sc, "tls", r->url, "url");
 }
 
 const struct mgw_cfg_section mgw_redis_conf_section = {

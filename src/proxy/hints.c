@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "proxy/hints.h"
+#include "util/redis_url.h"
 #include "util/url.h"
 
 /* The MCP endpoint clients use by convention. */
@@ -87,4 +88,59 @@ int mgw_hint_doubled_path(const struct mgw_serve_conf *s, size_t gi,
 			return 1;
 	}
 	return 0;
+}
+
+int mgw_hint_redis_tls(const char *where, const char *url,
+                       const struct mgw_redis_tls_conf *t, char *msg,
+                       size_t len)
+{
+	char display[300], why[256];
+
+	if (!url || strncmp(url, "rediss://", 9) != 0 || t->verify ||
+	    mgw_redis_url_check(url, display, sizeof(display), why,
+	                        sizeof(why)) != 0)
+		return 0;
+	snprintf(msg, len, "%s: TLS certificate verification is off: the "
+	         "Redis server at %s is not authenticated (test setups only)",
+	         where, display);
+	return 1;
+}
+
+static size_t redis_conf_hint(const char *where, const struct mgw_redis_conf *r,
+                              void (*emit)(void *, const char *), void *arg)
+{
+	char msg[512];
+
+	if (!mgw_hint_redis_tls(where, r->url, &r->tls, msg, sizeof(msg)))
+		return 0;
+	emit(arg, msg);
+	return 1;
+}
+
+size_t mgw_hint_redis_no_verify(const struct mgw_serve_conf *s,
+                                void (*emit)(void *arg, const char *msg),
+                                void *arg)
+{
+	const struct mgw_session_redis_conf *sr = &s->sessions.redis;
+	char msg[512], where[300];
+	size_t n = 0;
+
+	if (mgw_hint_redis_tls("sessions.redis (tls.verify: false)", sr->url,
+	                       &sr->tls, msg, sizeof(msg))) {
+		emit(arg, msg);
+		n++;
+	}
+	n += redis_conf_hint("rate_limits.redis (tls.verify: false)",
+	                     &s->rate_limits.redis, emit, arg);
+	n += redis_conf_hint("mrtr_guard.redis (tls.verify: false)",
+	                     &s->mrtr_guard.redis, emit, arg);
+	for (size_t gi = 0; gi < s->n_upstreams; gi++) {
+		const struct mgw_upstream_conf *g = &s->upstreams[gi];
+
+		snprintf(where, sizeof(where), "upstream '%.200s' "
+		         "task_affinity.redis (tls.verify: false)",
+		         g->name ? g->name : "?");
+		n += redis_conf_hint(where, &g->affinity.redis, emit, arg);
+	}
+	return n;
 }

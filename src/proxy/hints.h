@@ -24,4 +24,20 @@
 int mgw_hint_doubled_path(const struct mgw_serve_conf *s, size_t gi,
                           char *msg, size_t len);
 
+/* Every Redis connection of s (sessions.redis, rate_limits.redis,
+ * mrtr_guard.redis, a group's task_affinity.redis) with a rediss:// URL
+ * and tls.verify: false: its server certificate is not checked, which an
+ * operator must see.  Calls emit(arg, msg) once each ("sessions.redis
+ * (tls.verify: false): TLS certificate verification is off ...") and returns how many. */
+size_t mgw_hint_redis_no_verify(const struct mgw_serve_conf *s,
+                                void (*emit)(void *arg, const char *msg),
+                                void *arg);
+
+/* The message of mgw_hint_redis_no_verify for one place (where: its key
+ * path and the setting, e.g. "backend.redis_tls (verify: false)") in msg: 1, or 0 (msg untouched) when url is not rediss:// or
+ * t verifies. */
+int mgw_hint_redis_tls(const char *where, const char *url,
+                       const struct mgw_redis_tls_conf *t, char *msg,
+                       size_t len);
+
 #endif

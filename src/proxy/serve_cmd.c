@@ -330,7 +330,14 @@ static int apply_flags(struct mgw_config *cfg, const struct serve_flags *f)
 	return 0;
 }
 
-/* A doubled server URL path (hints.h): one line per group at start. */
+static void warn_line(void *arg, const char *msg)
+{
+	(void)arg;
+	mgw_warn(NULL, "%s", msg);
+}
+
+/* A doubled server URL path (hints.h): one line per group at start; one
+ * per Redis connection whose certificate is not verified. */
 static void path_hints(const struct mgw_serve_conf *s)
 {
 	char msg[512];
@@ -338,6 +345,7 @@ static void path_hints(const struct mgw_serve_conf *s)
 	for (size_t gi = 0; gi < s->n_upstreams; gi++)
 		if (mgw_hint_doubled_path(s, gi, msg, sizeof(msg)))
 			mgw_warn(NULL, "%s", msg);
+	mgw_hint_redis_no_verify(s, warn_line, NULL);
 }
 
 /* ---- running ---------------------------------------------------------- */

@@ -104,7 +104,7 @@ static int check_session_redis(struct mgw_cfg_ctx *c,
 	if (r->master_name && !r->n_sentinels)
 		return mgw_cfg_fail(c, mgw_cfg_scope_value(sc, "master_name"),
 		                    "master_name", "needs sentinels");
-	return 0;
+	return mgw_redis_tls_check_url(c, sc, "tls", r->url, "url");
 }
 
 static const struct mgw_cfg_section session_redis_section = {

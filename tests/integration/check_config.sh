@@ -3,7 +3,8 @@
 # `mcpgw backend` refuse at start, with the same message and exit 2: no
 # upstream, no listener, TLS files that are missing or do not load, a
 # missing or malformed sealed-session key file, a redis URL that does not
-# parse.  Relative file names resolve against the file's folder (checked,
+# parse, a Redis tls: section (backend redis_tls:, a --redis-* TLS flag)
+# with a URL that is not rediss:// (it would be silently unused).  Relative file names resolve against the file's folder (checked,
 # and served, from another working directory).  --version on every
 # command prints what `mcpgw --version` prints.
 . "$(dirname "$0")/lib.sh"
@@ -132,6 +133,74 @@ sessions:
   redis: {url: "http://127.0.0.1:6379"}
 EOF
 same_refusal "a redis URL that does not parse" "$T_DIR/redis.yaml" serve
+
+# --- a Redis tls: section next to a URL that is not rediss:// would be unused --------
+cat >"$T_DIR/plaintls.yaml" <<EOF
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: a
+    servers:
+      - url: http://127.0.0.1:9
+sessions:
+  store: redis
+  redis:
+    url: "redis://alice:plain-Pw@127.0.0.1:6379"
+    tls: {verify: false}
+EOF
+same_refusal "sessions.redis.tls with a redis:// URL" "$T_DIR/plaintls.yaml" serve
+assert_match "... naming the key path and the plain URL, suggesting rediss://" \
+	"plaintls\.yaml:11:10: sessions\.redis\.tls: url 'redis://127\.0\.0\.1:6379' is plain redis://, so tls: would not be used; use a rediss:// URL" "$MSG"
+assert_nomatch "... without the URL's password" 'plain-Pw' "$ERR"
+sed 's|url: "redis://|url: "rediss://|' "$T_DIR/plaintls.yaml" >"$T_DIR/tlsok.yaml"
+run tlsok "$MCPGW" check-config -q -c "$T_DIR/tlsok.yaml"
+assert_eq "the same tls: with a rediss:// URL is accepted" 0 "$RC"
+cat >"$T_DIR/rlnourl.yaml" <<EOF
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: a
+    servers:
+      - url: http://127.0.0.1:9
+rate_limits:
+  redis:
+    tls: {verify: false}
+EOF
+same_refusal "rate_limits.redis.tls without a url" "$T_DIR/rlnourl.yaml" serve
+assert_match "... saying there is no url" \
+	"rate_limits\.redis\.tls: tls: would not be used: there is no url" "$MSG"
+cat >"$T_DIR/taskunix.yaml" <<EOF
+listeners:
+  - address: 127.0.0.1:0
+upstreams:
+  - name: a
+    servers:
+      - url: http://127.0.0.1:9
+    affinity: task
+    task_affinity:
+      redis:
+        url: "unix:/tmp/no-such-redis.sock"
+        tls: {verify: false}
+EOF
+same_refusal "task_affinity.redis.tls with a unix: URL" "$T_DIR/taskunix.yaml" serve
+assert_match "... saying it is a Unix socket" \
+	"task_affinity\.redis\.tls: url 'unix:/tmp/no-such-redis\.sock' is a Unix socket" "$MSG"
+printf 'backend:\n  redis: "redis://127.0.0.1:6379"\n  redis_tls: {verify: false}\n' >"$T_DIR/betls.yaml"
+same_refusal "backend redis_tls: with a redis:// redis:" "$T_DIR/betls.yaml" backend
+assert_match "... naming backend.redis_tls" \
+	"backend\.redis_tls: redis 'redis://127\.0\.0\.1:6379' is plain redis://, so redis_tls: would not be used" "$MSG"
+run beflag "$MCPGW" backend --listen 127.0.0.1:0 --state redis --redis redis://127.0.0.1:6379 \
+	--redis-ca-file "$CERT"
+assert_eq "backend: --redis-ca-file with a redis:// --redis is a usage error" 2 "$RC"
+assert_match "... saying the URL is plain and the flag would not be used" \
+	"--redis-ca-file is for a rediss:// --redis, but the Redis URL is 'redis://127\.0\.0\.1:6379' \(plain redis://\), so it would not be used" "$ERR"
+run beflag2 "$MCPGW" backend --listen 127.0.0.1:0 --redis-no-verify
+assert_eq "backend: --redis-no-verify with the default redis:// URL is a usage error" 2 "$RC"
+assert_match "... naming the flag" "--redis-no-verify is for a rediss:// --redis" "$ERR"
+printf 'backend:\n  redis: "rediss://127.0.0.1:6379"\n  redis_tls: {verify: false}\n' >"$T_DIR/betls2.yaml"
+run beflag3 "$MCPGW" backend -c "$T_DIR/betls2.yaml" --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379
+assert_eq "backend: the file's redis_tls: with a redis:// --redis flag is a usage error" 2 "$RC"
+assert_match "... naming the file's redis_tls:" "the configuration's redis_tls: is for a rediss:// --redis" "$ERR"
 
 # --- relative names: from the file's folder, not the working directory -------------
 mkdir -p "$T_DIR/site/tls" "$T_DIR/site/keys" "$T_DIR/elsewhere"

@@ -1,7 +1,8 @@
 /* conf_sessions_test.c - unit tests for the stateful-mode sections,
  * loaded through the whole schema (src/conf/config.c): "sessions:"
  * (src/session/conf_sessions.c: defaults, every key, the sealed store's
- * smaller initialize limit and its cap, lost-session statuses) and the
+ * smaller initialize limit and its cap, lost-session statuses, redis.tls
+ * only with a rediss:// URL) and the
  * routes' replay / session_store keys (src/proxy/conf_routes.c), with
  * their exact FILE:LINE:COLUMN messages; and the shipped
  * conf/serve-stateful.yaml. */
@@ -269,6 +270,22 @@ static void test_errors(void **state)
 	             "/etc/hostname\n",
 	             "t.yaml:8:7: sessions.redis.tls: a client certificate needs "
 	             "both cert_file and key_file");
+	/* tls: with a URL that is not rediss:// would be unused: refused,
+	 * the URL shown without its password */
+	expect_error(UP1 "sessions:\n  redis:\n    tls: {verify: false}\n",
+	             "t.yaml:7:10: sessions.redis.tls: url "
+	             "'redis://127.0.0.1:6379' is plain redis://, so tls: would "
+	             "not be used; use a rediss:// URL for TLS (or remove tls:)");
+	expect_error(UP1 "sessions:\n  redis:\n    url: redis://u:pw@h:1\n"
+	             "    tls: {verify: false}\n",
+	             "t.yaml:8:10: sessions.redis.tls: url 'redis://h:1' is "
+	             "plain redis://, so tls: would not be used; use a rediss:// "
+	             "URL for TLS (or remove tls:)");
+	expect_error(UP1 "sessions:\n  redis:\n    url: unix:/r.sock\n"
+	             "    tls: {verify: false}\n",
+	             "t.yaml:8:10: sessions.redis.tls: url 'unix:/r.sock' is a "
+	             "Unix socket, so tls: would not be used; use a rediss:// "
+	             "URL for TLS (or remove tls:)");
 	/* the connection's own parser: what serve would refuse at start */
 	expect_error(UP1 "sessions:\n  redis:\n    url: redis://h:99999\n",
 	             "t.yaml:7:10: sessions.redis.url: redis URL has a bad host "
@@ -292,6 +309,22 @@ static void test_errors(void **state)
 	expect_error(UP1 "routes:\n  - upstream: a\n    replay: never\n",
 	             "t.yaml:7:13: routes[0].replay: 'never' is not one of: "
 	             "safe, always");
+}
+
+/* tls: goes with a rediss:// URL (the refusals are in test_errors). */
+static void test_redis_tls_url(void **state)
+{
+	struct mgw_config *c;
+
+	(void)state;
+	c = load(UP1 "sessions:\n  redis:\n    url: rediss://u:pw@h:1\n"
+	         "    tls: {verify: false, server_name: redis.internal}\n");
+	if (!c)
+		fail_msg("%s", err);
+	assert_int_equal(c->serve.sessions.redis.tls.verify, 0);
+	assert_string_equal(c->serve.sessions.redis.tls.server_name,
+	                    "redis.internal");
+	mgw_config_free(c);
 }
 
 /* The shipped example loads and says what it documents. */
@@ -323,6 +356,7 @@ int main(void)
 		cmocka_unit_test(test_sealed_initialize_limit),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_sealed_tombstones),
+		cmocka_unit_test(test_redis_tls_url),
 		cmocka_unit_test(test_example),
 	};
 
