@@ -88,12 +88,16 @@ static const struct mgw_cfg_field backend_fields[] = {
 };
 #undef B
 
-/* redis_tls: goes with a rediss:// redis: (the default is redis://). */
+/* redis_tls: goes with a rediss:// redis:.  A file without redis: may
+ * get its URL from --redis, so that pairing is checked once the flags are
+ * known (backend/cmd.c), not here. */
 static int check_backend(struct mgw_cfg_ctx *c, const struct mgw_cfg_scope *sc,
                          void *obj)
 {
 	struct mgw_backend_conf *b = obj;
 
+	if (!mgw_cfg_scope_value(sc, "redis"))
+		return 0;
 	return mgw_redis_tls_check_url(c, sc, "redis_tls", b->redis_url,
 	                               "redis");
 }

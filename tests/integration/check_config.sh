@@ -201,6 +201,15 @@ printf 'backend:\n  redis: "rediss://127.0.0.1:6379"\n  redis_tls: {verify: fals
 run beflag3 "$MCPGW" backend -c "$T_DIR/betls2.yaml" --listen 127.0.0.1:0 --redis redis://127.0.0.1:6379
 assert_eq "backend: the file's redis_tls: with a redis:// --redis flag is a usage error" 2 "$RC"
 assert_match "... naming the file's redis_tls:" "the configuration's redis_tls: is for a rediss:// --redis" "$ERR"
+# redis_tls: in a file without redis: may wait for a --redis flag: accepted
+# by check-config, refused by the backend only when no rediss:// URL came
+printf 'listeners:\n  - address: 127.0.0.1:0\nbackend:\n  redis_tls: {verify: false}\n' >"$T_DIR/betls3.yaml"
+run ck3 "$MCPGW" check-config -c "$T_DIR/betls3.yaml"
+assert_eq "check-config: redis_tls: in a file without redis: is accepted" 0 "$RC"
+run beflag4 "$MCPGW" backend -c "$T_DIR/betls3.yaml" --listen 127.0.0.1:0
+assert_eq "backend: that file with no rediss:// --redis is a usage error" 2 "$RC"
+assert_match "... naming the default URL" \
+	"the configuration's redis_tls: is for a rediss:// --redis, but the Redis URL is 'redis://127\.0\.0\.1:6379'" "$ERR"
 
 # --- relative names: from the file's folder, not the working directory -------------
 mkdir -p "$T_DIR/site/tls" "$T_DIR/site/keys" "$T_DIR/elsewhere"
