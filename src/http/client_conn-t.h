@@ -8,7 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <http_parser.h>
 
 #include "http/chunked-t.h"
 #include "http/h1_scan-t.h"
@@ -134,13 +133,13 @@ struct mgw_client_conn {
 
 	/* HTTP/1.1: one request at a time */
 	struct mgw_client_req *req;
-	http_parser hp;
-	struct mgw_h1_field fld;    /* field being assembled */
+	char *hbuf;                 /* a head that came in more than one */
+	size_t hbuf_len, hbuf_cap;  /* span, until it ends */
+	uint64_t body_left;         /* Content-Length bytes to come */
 	unsigned msg_done : 1;      /* final response complete */
 	unsigned keep_alive : 1;    /* the response allows reuse */
-	unsigned interim : 1;       /* parsing a 1xx response */
-	unsigned in_body : 1;       /* final head delivered; fields now are
-	                             * trailers (dropped) */
+	unsigned in_body : 1;       /* final head delivered */
+	unsigned body_to_close : 1; /* the body ends with the close */
 	unsigned eof_err : 1;       /* the close was an error, not a FIN */
 	unsigned chunk_mode : 1;    /* body is being de-chunked by us */
 	struct mgw_chunked ck;      /* chunked decoder (http/chunked.h) */

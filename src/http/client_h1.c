@@ -1,28 +1,28 @@
 /* client_h1.c - HTTP/1.1 to upstreams: request serialization and strict
- * response parsing on http-parser.
+ * response parsing.
  *
  * A gateway that parses upstream responses leniently can be made to split
  * one response into two, poisoning the next request on a pooled
  * connection.  So responses are held to the same rules as requests on the
  * server side: the raw head is scanned first by h1_scan.c (obs-fold, bare
- * CR or LF and control bytes are refused), field names and values are re-validated
- * once assembled, Content-Length with Transfer-Encoding, duplicate
- * Content-Length and any transfer coding but "chunked" are refused, and
- * head size and field count are limited.  A connection is only pooled
- * again when its response was read completely, allowed persistence, the
- * request was fully written and nothing followed the response.
+ * CR or LF and control bytes are refused) and read whole by h1_head.c
+ * (status line, token field names); Content-Length with
+ * Transfer-Encoding, duplicate or malformed Content-Length and any
+ * transfer coding but "chunked" are refused, and head size and field
+ * count are limited.  A connection is only pooled again when its response
+ * was read completely, allowed persistence, the request was fully written
+ * and nothing followed the response.
  *
- * Chunked bodies are decoded by http/chunked.c rather than by http-parser,
- * whose non-strict build accepts any two bytes where a chunk's CRLF
- * belongs (so "2\r\nokXX0\r\n\r\n" would pass); that decoder insists on
- * exact CRLFs, bounded hex sizes and clean trailer lines.
+ * Bodies: a Content-Length body is counted off, one without a length
+ * ends with the close (RFC 9112 §6.3), a chunked one goes through the
+ * strict decoder of http/chunked.c (exact CRLFs, bounded hex sizes, clean
+ * trailer lines).
  *
- * Streaming.  Body bytes go to on_data as they come off the socket, from
- * the parser callback or the chunk decoder.  Pausing stops parsing (the
- * rest stays in the bufferevent's input) and stops reading. */
+ * Streaming.  Body bytes go to on_data as they come off the socket.
+ * Pausing stops parsing (the rest stays in the bufferevent's input) and
+ * stops reading. */
 #include "autoconf.h"
 
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +36,7 @@
 #include "core/log.h"
 #include "http/chunked.h"
 #include "http/client_conn.h"
+#include "http/h1_head.h"
 #include "http/h1_scan.h"
 #include "http/headers.h"
 
@@ -43,30 +44,13 @@
  * before the raw scanner gives up on a response head. */
 #define HEAD_SLACK 8192
 
-/* http-parser's own header cap is process-wide (80 KiB by default): kept
- * above ours so that our limits, with their errors, apply. */
-static void parser_cap(size_t cap)
-{
-	static _Atomic size_t set = 80 * 1024;
-	size_t now = atomic_load(&set);
-
-	while (cap > now && cap < UINT32_MAX &&
-	       !atomic_compare_exchange_weak(&set, &now, cap))
-		;
-	if (cap > now && cap < UINT32_MAX)
-		http_parser_set_max_header_size((uint32_t)cap);
-}
-
 static void scan_reset(struct mgw_client_conn *c)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
-	size_t cap = lim->max_header_bytes + 4 * lim->max_headers + HEAD_SLACK;
 
-	parser_cap(cap);
-	mgw_h1_scan_reset(&c->sc, cap, 0);
+	mgw_h1_scan_reset(&c->sc, lim->max_header_bytes + 4 * lim->max_headers +
+	                              HEAD_SLACK, 0);
 }
-
-static struct mgw_client_conn *pconn(http_parser *p) { return p->data; }
 
 static int perr(struct mgw_client_conn *c, int err, const char *msg)
 {
@@ -77,81 +61,25 @@ static int perr(struct mgw_client_conn *c, int err, const char *msg)
 	return -1;
 }
 
-/* Stops the parser after a callback when the request was cancelled or
- * paused meanwhile. */
-static void check_stop(struct mgw_client_conn *c)
-{
-	struct mgw_client_req *r = c->req;
-
-	if (!r || r->state == MGW_CRQ_DONE || r->paused)
-		http_parser_pause(&c->hp, 1);
-}
-
-static int on_message_begin(http_parser *p)
-{
-	struct mgw_client_conn *c = pconn(p);
-	struct mgw_client_req *r = c->req;
-
-	mgw_headers_deinit(&r->resp);
-	r->resp_bytes = 0;
-	mgw_h1_field_clear(&c->fld);
-	c->in_body = 0;
-	return 0;
-}
-
-static int commit_header(struct mgw_client_conn *c)
+/* The field lines into r->resp, within the count and byte limits. */
+static int take_fields(struct mgw_client_conn *c, struct mgw_h1_lines *it)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
 	struct mgw_client_req *r = c->req;
-	const char *v;
-	size_t vl;
+	const char *line, *name, *value;
+	size_t len, nlen, vlen;
 
-	if (mgw_h1_field_take(&c->fld, &v, &vl))
-		return perr(c, MGW_EPROTO, "invalid response header field");
-	if (!c->in_body) {
+	while (mgw_h1_next_line(it, &line, &len) && len) {
+		if (mgw_h1_split_field(line, len, &name, &nlen, &value, &vlen))
+			return perr(c, MGW_EPROTO, "invalid response header field");
+		r->resp_bytes += nlen + vlen;
+		if (r->resp_bytes > lim->max_header_bytes)
+			return perr(c, MGW_ELIMIT, "response header too large");
 		if (r->resp.n + 1 > lim->max_headers)
 			return perr(c, MGW_ELIMIT, "too many response header fields");
-		if (mgw_headers_add(&r->resp, c->fld.name, c->fld.name_len, v,
-		                    vl) != 0)
+		if (mgw_headers_add(&r->resp, name, nlen, value, vlen) != 0)
 			return perr(c, MGW_ENOMEM, "no memory for response headers");
 	}
-	/* trailer fields are validated and dropped */
-	mgw_h1_field_clear(&c->fld);
-	return 0;
-}
-
-static int count_bytes(struct mgw_client_conn *c, size_t n)
-{
-	struct mgw_client_req *r = c->req;
-
-	r->resp_bytes += n;
-	if (r->resp_bytes > c->o->cl->lim.max_header_bytes)
-		return perr(c, MGW_ELIMIT, "response header too large");
-	return 0;
-}
-
-static int on_header_field(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_client_conn *c = pconn(p);
-
-	if (c->fld.last_value && commit_header(c))
-		return -1;
-	if (count_bytes(c, len))
-		return -1;
-	if (mgw_h1_field_name(&c->fld, at, len))
-		return perr(c, MGW_ENOMEM, "no memory for response headers");
-	return 0;
-}
-
-static int on_header_value(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_client_conn *c = pconn(p);
-
-	c->fld.last_value = 1;
-	if (count_bytes(c, len))
-		return -1;
-	if (mgw_h1_field_value(&c->fld, at, len))
-		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	return 0;
 }
 
@@ -164,13 +92,33 @@ static int connection_listed(const struct mgw_headers *h, const char *name)
 	return 0;
 }
 
+/* A Content-Length of digits only that fits 64 bits.  Returns 0 or -1. */
+static int content_length(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
 /* Framing fields as a whole: one Content-Length at most, never with
- * Transfer-Encoding, and "chunked" as the only transfer coding. */
-static int check_framing(struct mgw_client_conn *c)
+ * Transfer-Encoding, and "chunked" as the only transfer coding; sets the
+ * body's framing (skip: a HEAD answer, 204, 304). */
+static int check_framing(struct mgw_client_conn *c, int skip)
 {
 	const struct mgw_headers *h = &c->req->resp;
 	size_t ncl = mgw_headers_count(h, "content-length");
 	size_t nte = mgw_headers_count(h, "transfer-encoding");
+	uint64_t len = 0;
 
 	if (ncl > 1)
 		return perr(c, MGW_EPROTO, "duplicate Content-Length in response");
@@ -180,7 +128,31 @@ static int check_framing(struct mgw_client_conn *c)
 	if (nte > 1 ||
 	    (nte && strcasecmp(mgw_headers_get(h, "transfer-encoding"), "chunked")))
 		return perr(c, MGW_EPROTO, "unsupported response Transfer-Encoding");
+	if (ncl && content_length(mgw_headers_get(h, "content-length"), &len))
+		return perr(c, MGW_EPROTO, "invalid Content-Length in response");
+	c->body_left = 0;
+	c->body_to_close = 0;
+	if (skip)
+		return 0;
+	if (nte) {
+		c->chunk_mode = 1;
+		mgw_chunked_init(&c->ck, c->o->cl->lim.max_header_bytes);
+	} else if (ncl) {
+		c->body_left = len;
+	} else {
+		c->body_to_close = 1; /* RFC 9112 §6.3: read until the close */
+	}
 	return 0;
+}
+
+/* RFC 9112 §9.3, and a body that ends with the close ends the connection. */
+static int keeps_alive(const struct mgw_client_conn *c, int minor)
+{
+	const struct mgw_headers *h = &c->req->resp;
+
+	if (c->body_to_close || connection_listed(h, "close"))
+		return 0;
+	return minor >= 1 || connection_listed(h, "keep-alive");
 }
 
 /* Replaces the collected head by its end-to-end fields. */
@@ -205,78 +177,54 @@ static int strip_hop_by_hop(struct mgw_client_req *r)
 	return 0;
 }
 
-static int on_headers_complete(http_parser *p)
+/* The final response's head: checked, framed, handed on. */
+static int final_head(struct mgw_client_conn *c, int status, int minor)
 {
-	struct mgw_client_conn *c = pconn(p);
 	struct mgw_client_req *r = c->req;
-	int status = (int)p->status_code;
-	int skip;
 
-	if (c->in_body)
-		return 0; /* end of trailers */
-	if (c->fld.last_value && commit_header(c))
+	if (check_framing(c, r->is_head || status == 204 || status == 304))
 		return -1;
-	if (p->http_major != 1)
+	c->keep_alive = keeps_alive(c, minor) ? 1 : 0;
+	if (strip_hop_by_hop(r) != 0)
+		return perr(c, MGW_ENOMEM, "no memory for response headers");
+	c->in_body = 1;
+	r->status = status;
+	mgw_creq_head(r);
+	if (!c->chunk_mode && !c->body_to_close && c->body_left == 0)
+		c->msg_done = 1;
+	return 0;
+}
+
+/* A whole scanned head p[0..n): a 1xx is dropped (the final one follows),
+ * the final one handed on.  Returns 0 or -1 (c->hp_err says why). */
+static int take_head(struct mgw_client_conn *c, const char *p, size_t n)
+{
+	struct mgw_client_req *r = c->req;
+	struct mgw_h1_lines it;
+	int major, minor, status;
+
+	mgw_headers_deinit(&r->resp);
+	r->resp_bytes = 0;
+	mgw_h1_lines_init(&it, p, n);
+	if (mgw_h1_status_line(&it, &major, &minor, &status))
+		return perr(c, MGW_EPROTO, "malformed response status line");
+	if (take_fields(c, &it))
+		return -1;
+	if (major != 1)
 		return perr(c, MGW_EPROTO, "response is not HTTP/1.x");
-	/* http-parser takes any three digits; RFC 9110 §15 codes run from
-	 * 100 to 599, and a proxy must not pass "004" on */
+	/* RFC 9110 §15 codes run from 100 to 599: a proxy must not pass
+	 * "004" on */
 	if (status < 100 || status > 599)
 		return perr(c, MGW_EPROTO, "response status outside 100..599");
 	if (status == 101)
 		return perr(c, MGW_EPROTO, "unexpected 101 Switching Protocols");
-	if (status >= 100 && status < 200) {
-		/* interim response: dropped, the final one follows */
-		c->interim = 1;
+	if (status < 200) {
 		mgw_headers_deinit(&r->resp);
 		r->resp_bytes = 0;
-		return 1;
-	}
-	if (check_framing(c))
-		return -1;
-	if (strip_hop_by_hop(r) != 0)
-		return perr(c, MGW_ENOMEM, "no memory for response headers");
-	skip = r->is_head || status == 204 || status == 304;
-	c->in_body = 1;
-	r->status = status;
-	if (!skip && (p->flags & F_CHUNKED)) {
-		/* http-parser ends the message here; our decoder takes over */
-		c->chunk_mode = 1;
-		mgw_chunked_init(&c->ck, c->o->cl->lim.max_header_bytes);
-		skip = 1;
-	}
-	mgw_creq_head(r);
-	check_stop(c);
-	return skip;
-}
-
-static int on_body(http_parser *p, const char *at, size_t len)
-{
-	struct mgw_client_conn *c = pconn(p);
-
-	mgw_creq_data(c->req, (const unsigned char *)at, len);
-	check_stop(c);
-	return 0;
-}
-
-static int on_message_complete(http_parser *p)
-{
-	struct mgw_client_conn *c = pconn(p);
-
-	if (c->interim) {
-		c->interim = 0;
 		scan_reset(c);
 		return 0;
 	}
-	if (c->chunk_mode) {
-		/* the head is done; the chunked body follows, decoded by us */
-		c->keep_alive = http_should_keep_alive(p) ? 1 : 0;
-		http_parser_pause(p, 1);
-		return 0;
-	}
-	c->msg_done = 1;
-	c->keep_alive = http_should_keep_alive(p) ? 1 : 0;
-	http_parser_pause(p, 1);
-	return 0;
+	return final_head(c, status, minor);
 }
 
 /* Chunk data for the response: hands it on and stops the decoder when
@@ -289,15 +237,6 @@ static int on_chunk_data(void *arg, const unsigned char *p, size_t n)
 	mgw_creq_data(r, p, n);
 	return r->state == MGW_CRQ_DONE || r->paused;
 }
-
-static const http_parser_settings settings = {
-    .on_message_begin = on_message_begin,
-    .on_header_field = on_header_field,
-    .on_header_value = on_header_value,
-    .on_headers_complete = on_headers_complete,
-    .on_body = on_body,
-    .on_message_complete = on_message_complete,
-};
 
 static void free_ref(const void *data, size_t len, void *extra)
 {
@@ -366,14 +305,14 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	}
 	mgw_cconn_mark_end(c, r);
 
-	http_parser_init(&c->hp, HTTP_RESPONSE);
-	c->hp.data = c;
 	scan_reset(c);
+	c->hbuf_len = 0;
 	c->msg_done = 0;
 	c->keep_alive = 0;
-	c->interim = 0;
 	c->in_body = 0;
 	c->chunk_mode = 0;
+	c->body_to_close = 0;
+	c->body_left = 0;
 	c->hp_err = 0;
 	c->hp_msg = NULL;
 	if (c->read_off && !r->paused && !c->peer_eof) {
@@ -466,36 +405,56 @@ static int scan_head(struct mgw_client_conn *c, const struct evbuffer_iovec *v,
 	return rv ? 1 : 0;
 }
 
-/* One span of head, or of a body http-parser frames (Content-Length or
- * the close).  Returns 1 to stop (c may be freed), 0 to go on. */
-static int feed_parser(struct mgw_client_conn *c, struct mgw_client_req *r,
-                       struct evbuffer *in, const struct evbuffer_iovec *v)
+/* One span of head bytes: scanned, kept while the head goes on, read once
+ * it ended (in place when it came in this one span).  Returns 1 to stop
+ * (c may be freed), 0 to go on. */
+static int feed_head(struct mgw_client_conn *c, struct mgw_client_req *r,
+                     struct evbuffer *in, const struct evbuffer_iovec *v)
 {
-	size_t feed = v->iov_len, n;
-	enum http_errno he;
+	size_t feed;
+	int rv;
 
-	if (c->sc.in_head && scan_head(c, v, &feed))
+	if (scan_head(c, v, &feed))
 		return 1;
-	n = http_parser_execute(&c->hp, &settings, v->iov_base, feed);
-	evbuffer_drain(in, n);
-	he = HTTP_PARSER_ERRNO(&c->hp);
-	if (c->hp_err) {
+	if (c->sc.in_head || c->hbuf_len) {
+		if (mgw_h1_buf_append(&c->hbuf, &c->hbuf_len, &c->hbuf_cap,
+		                      v->iov_base, feed)) {
+			proto_fail(c, MGW_ENOMEM, "no memory for response headers");
+			return 1;
+		}
+		evbuffer_drain(in, feed);
+		if (c->sc.in_head)
+			return 0;
+		rv = take_head(c, c->hbuf, c->hbuf_len);
+		c->hbuf_len = 0;
+	} else {
+		rv = take_head(c, v->iov_base, feed);
+		evbuffer_drain(in, feed);
+	}
+	if (rv) {
 		proto_fail(c, c->hp_err, c->hp_msg);
 		return 1;
 	}
-	if (he != HPE_OK && he != HPE_PAUSED) {
-		proto_fail(c, MGW_EPROTO, http_errno_description(he));
-		return 1;
+	return settle(c, r);
+}
+
+/* One span of a Content-Length body, or of one that ends with the
+ * close.  Returns 1 to stop (c may be freed), 0 to go on. */
+static int feed_body(struct mgw_client_conn *c, struct mgw_client_req *r,
+                     struct evbuffer *in, const struct evbuffer_iovec *v)
+{
+	size_t n = v->iov_len;
+
+	if (!c->body_to_close && (uint64_t)n > c->body_left)
+		n = (size_t)c->body_left;
+	mgw_creq_data(r, v->iov_base, n);
+	evbuffer_drain(in, n);
+	if (!c->body_to_close) {
+		c->body_left -= n;
+		if (c->body_left == 0)
+			c->msg_done = 1;
 	}
-	if (settle(c, r))
-		return 1;
-	if (he == HPE_PAUSED) {
-		http_parser_pause(&c->hp, 0);
-	} else if (n < feed) {
-		proto_fail(c, MGW_EPROTO, "response parser stopped");
-		return 1;
-	}
-	return 0;
+	return settle(c, r);
 }
 
 /* The server closed and everything before the close has been parsed:
@@ -503,17 +462,10 @@ static int feed_parser(struct mgw_client_conn *c, struct mgw_client_req *r,
  * freed. */
 static void at_eof(struct mgw_client_conn *c)
 {
-	if (!c->eof_err && !c->chunk_mode) {
-		/* a pause from a callback on the body's last bytes outlives
-		 * them (http-parser had consumed the input): a paused parser
-		 * would ignore the close that ends a close-delimited body */
-		if (HTTP_PARSER_ERRNO(&c->hp) == HPE_PAUSED)
-			http_parser_pause(&c->hp, 0);
-		http_parser_execute(&c->hp, &settings, NULL, 0);
-		if (c->msg_done) {
-			finish(c); /* body delimited by the close */
-			return;
-		}
+	if (!c->eof_err && c->in_body && c->body_to_close) {
+		c->msg_done = 1;
+		finish(c); /* body delimited by the close */
+		return;
 	}
 	mgw_cconn_set_error(c, MGW_ECLOSED, MGW_CLIENT_E_CLOSED,
 	                    c->eof_msg ? c->eof_msg
@@ -548,8 +500,9 @@ void mgw_ch1_process(struct mgw_client_conn *c)
 
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
 			break;
-		if (c->chunk_mode ? feed_chunked(c, r, in, &v)
-		                  : feed_parser(c, r, in, &v))
+		if (!c->in_body ? feed_head(c, r, in, &v)
+		    : c->chunk_mode ? feed_chunked(c, r, in, &v)
+		                    : feed_body(c, r, in, &v))
 			return;
 	}
 	if (c->peer_eof)
@@ -570,5 +523,7 @@ void mgw_ch1_closed(struct mgw_client_conn *c, int err, const char *msg)
 
 void mgw_ch1_deinit(struct mgw_client_conn *c)
 {
-	mgw_h1_field_deinit(&c->fld);
+	free(c->hbuf);
+	c->hbuf = NULL;
+	c->hbuf_len = c->hbuf_cap = 0;
 }

@@ -35,13 +35,13 @@ static int is_digit(char ch)
 }
 
 /* "HTTP/" DIGIT "." DIGIT, the name case-sensitive (RFC 9112 §2.3). */
-static int parse_version(const char *v, size_t n, struct mgw_h1_reqline *rl)
+static int parse_version(const char *v, size_t n, int *major, int *minor)
 {
 	if (n != 8 || memcmp(v, "HTTP/", 5) != 0 || !is_digit(v[5]) ||
 	    v[6] != '.' || !is_digit(v[7]))
 		return MGW_EPROTO;
-	rl->major = v[5] - '0';
-	rl->minor = v[7] - '0';
+	*major = v[5] - '0';
+	*minor = v[7] - '0';
 	return 0;
 }
 
@@ -66,7 +66,23 @@ int mgw_h1_request_line(struct mgw_h1_lines *it, struct mgw_h1_reqline *rl)
 	rl->method_len = (size_t)(sp1 - line);
 	rl->target = sp1 + 1;
 	rl->target_len = (size_t)(sp2 - sp1 - 1);
-	return parse_version(sp2 + 1, (size_t)(end - sp2 - 1), rl);
+	return parse_version(sp2 + 1, (size_t)(end - sp2 - 1), &rl->major,
+	                     &rl->minor);
+}
+
+int mgw_h1_status_line(struct mgw_h1_lines *it, int *major, int *minor,
+                       int *status)
+{
+	const char *line;
+	size_t len;
+
+	if (!mgw_h1_next_line(it, &line, &len) || len < 12 || line[8] != ' ' ||
+	    parse_version(line, 8, major, minor) != 0 || !is_digit(line[9]) ||
+	    !is_digit(line[10]) || !is_digit(line[11]) ||
+	    (len > 12 && line[12] != ' '))
+		return MGW_EPROTO;
+	*status = (line[9] - '0') * 100 + (line[10] - '0') * 10 + (line[11] - '0');
+	return 0;
 }
 
 static int is_blank(char ch)

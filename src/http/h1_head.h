@@ -5,7 +5,8 @@
  * The scan already refused what would let two parsers disagree (bare CR
  * or LF, obs-fold, control bytes other than HTAB), so a scanned head is a
  * run of CRLF-ended lines whose bytes are all field-vchar, obs-text, SP
- * or HTAB.  What is left is the grammar of RFC 9112 §3 and §5: one pass
+ * or HTAB.  The server reads request heads with it (h1.c), the upstream
+ * client response heads (client_h1.c).  What is left is the grammar of RFC 9112 §3 and §5: one pass
  * over the bytes, with pointers into them and no copy.  A field value
  * needs no further check (the scan's refusals are exactly the bytes
  * RFC 9110 §5.5 excludes); a field name must be a token. */
@@ -37,6 +38,12 @@ int mgw_h1_next_line(struct mgw_h1_lines *it, const char **line, size_t *len);
  * not method SP target SP HTTP/D.D with a token method and a target of
  * at least one byte holding no whitespace. */
 int mgw_h1_request_line(struct mgw_h1_lines *it, struct mgw_h1_reqline *rl);
+
+/* The status line of a response: HTTP/D.D SP 3DIGIT, then SP and a reason
+ * phrase (any bytes the scan let through) or nothing (RFC 9112 §4: the
+ * SP before an empty reason may be missing).  Returns 0 or MGW_EPROTO. */
+int mgw_h1_status_line(struct mgw_h1_lines *it, int *major, int *minor,
+                       int *status);
 
 /* Splits a field line at its colon: the name (a token, no whitespace
  * before the colon: RFC 9112 §5.1) and the value without leading or

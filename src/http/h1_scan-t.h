@@ -18,11 +18,4 @@ struct mgw_h1_scan {
 	                          * skipped (requests), not refused */
 };
 
-/* One header field as http-parser hands it over, in pieces. */
-struct mgw_h1_field {
-	char *name, *value;      /* NUL-terminated, grown as needed */
-	size_t name_len, value_len, name_cap, value_cap;
-	unsigned last_value : 1; /* the last piece was part of the value */
-};
-
 #endif

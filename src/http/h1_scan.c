@@ -1,6 +1,6 @@
-/* h1_scan.c - the strict HTTP/1 head scanner and header-field assembly
- * shared by the server (h1.c) and the upstream client (client_h1.c); see
- * h1_scan.h for why both refuse what http-parser would let through. */
+/* h1_scan.c - the strict HTTP/1 head scanner shared by the server (h1.c)
+ * and the upstream client (client_h1.c); see h1_scan.h for why both
+ * refuse what a lenient parser would let through. */
 #include "autoconf.h"
 
 #include <stdlib.h>
@@ -87,8 +87,8 @@ static int scan_byte(struct mgw_h1_scan *s, unsigned char ch)
 	return scan_special[ch] ? MGW_EPROTO : 0;
 }
 
-/* Inside a line, runs of ordinary bytes are skipped by table; line starts,
- * line ends and control bytes go through scan_byte. */
+/* Inside a line, runs of ordinary bytes are skipped 8 at a time, then by
+ * table; line starts, line ends and control bytes go through scan_byte. */
 int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
                      size_t len, size_t *feed)
 {
@@ -98,7 +98,7 @@ int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
 		int st;
 
 		if (!s->cr && !s->lf) {
-			size_t j = i;
+			size_t j = i + mgw_ctl_free_words(p + i, len - i);
 
 			while (j < len && !scan_special[p[j]])
 				j++;
@@ -122,43 +122,4 @@ int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
 	}
 	*feed = len;
 	return 0;
-}
-
-int mgw_h1_field_name(struct mgw_h1_field *f, const char *p, size_t n)
-{
-	return mgw_h1_buf_append(&f->name, &f->name_len, &f->name_cap, p, n);
-}
-
-int mgw_h1_field_value(struct mgw_h1_field *f, const char *p, size_t n)
-{
-	return mgw_h1_buf_append(&f->value, &f->value_len, &f->value_cap, p, n);
-}
-
-int mgw_h1_field_take(const struct mgw_h1_field *f, const char **value,
-                      size_t *value_len)
-{
-	const char *v = f->value ? f->value : "";
-	size_t vl = f->value_len;
-
-	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
-		vl--;
-	if (!mgw_header_name_valid(f->name, f->name_len) ||
-	    !mgw_header_value_valid(v, vl))
-		return MGW_EPROTO;
-	*value = v;
-	*value_len = vl;
-	return 0;
-}
-
-void mgw_h1_field_clear(struct mgw_h1_field *f)
-{
-	f->name_len = f->value_len = 0;
-	f->last_value = 0;
-}
-
-void mgw_h1_field_deinit(struct mgw_h1_field *f)
-{
-	free(f->name);
-	free(f->value);
-	memset(f, 0, sizeof(*f));
 }

@@ -1,14 +1,14 @@
-/* h1_scan.h - the strict HTTP/1 head checks shared by the server (request
+/* h1_scan.h - the strict HTTP/1 head scan shared by the server (request
  * heads, h1.c) and the upstream client (response heads, client_h1.c), as
  * chunked.h is shared for bodies.
  *
- * http-parser as Debian builds it folds obs-fold lines into the value,
- * drops control bytes from values, accepts spaces in field names and bare
- * LF line ends.  Two parsers that disagree on where a head or a field ends
- * let one message pass for two (request smuggling, or a poisoned pooled
- * connection on the client side).  So both sides run every head through
- * this raw-byte scanner before http-parser sees it, and re-validate each
- * field once it is assembled. */
+ * A lenient parser (http-parser as Debian builds it) folds obs-fold lines
+ * into the value, drops control bytes from values, accepts spaces in
+ * field names and bare LF line ends.  Two parsers that disagree on where
+ * a head or a field ends let one message pass for two (request
+ * smuggling, or a poisoned pooled connection on the client side).  So
+ * both sides run every head through this raw-byte scanner, which finds
+ * where the head ends, and read the head it accepted with h1_head.h. */
 #ifndef MGW_HTTP_H1_SCAN_H
 #define MGW_HTTP_H1_SCAN_H
 
@@ -35,22 +35,5 @@ void mgw_h1_scan_reset(struct mgw_h1_scan *s, size_t cap, int lead_crlf);
  * the head exceeds its cap.  After an error s must be reset. */
 int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
                      size_t len, size_t *feed);
-
-/* Adds a piece of the field name (value) to f.  Returns 0 or MGW_ENOMEM. */
-int mgw_h1_field_name(struct mgw_h1_field *f, const char *p, size_t n);
-int mgw_h1_field_value(struct mgw_h1_field *f, const char *p, size_t n);
-
-/* The assembled field, checked: trailing blanks (OWS) are trimmed from
- * the value, then name and value must be valid (headers.h).  Sets
- * *value / *value_len (value_len without the trimmed blanks) and returns
- * 0, or returns MGW_EPROTO. */
-int mgw_h1_field_take(const struct mgw_h1_field *f, const char **value,
-                      size_t *value_len);
-
-/* Empties f for the next field (buffers kept). */
-void mgw_h1_field_clear(struct mgw_h1_field *f);
-
-/* Frees f's buffers and empties it. */
-void mgw_h1_field_deinit(struct mgw_h1_field *f);
 
 #endif

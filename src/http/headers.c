@@ -199,28 +199,11 @@ int mgw_header_name_valid(const char *name, size_t len)
 	return 1;
 }
 
-/* Nonzero when one of the 8 bytes of x is below 0x20 or is 0x7f (exact
- * for "any": the classic has-less / has-zero word tests). */
-static uint64_t word_has_ctl(uint64_t x)
-{
-	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-	uint64_t del = x ^ (0x7f * ones);
-
-	return ((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs);
-}
-
 int mgw_header_value_valid(const char *value, size_t len)
 {
-	size_t i = 0;
-
 	/* 8 bytes at a time while no byte needs a look (HTAB does) */
-	for (; i + 8 <= len; i += 8) {
-		uint64_t w;
+	size_t i = mgw_ctl_free_words((const unsigned char *)value, len);
 
-		memcpy(&w, value + i, 8);
-		if (word_has_ctl(w))
-			break;
-	}
 	for (; i < len; i++) {
 		unsigned char c = (unsigned char)value[i];
 		if ((c < 0x20 && c != '\t') || c == 0x7f)

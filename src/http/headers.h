@@ -2,6 +2,10 @@
 #ifndef MGW_HTTP_HEADERS_H
 #define MGW_HTTP_HEADERS_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "http/headers-t.h"
 
 void mgw_headers_init(struct mgw_headers *h);
@@ -42,6 +46,31 @@ int mgw_header_name_valid(const char *name, size_t len);
 /* 1 if value contains only field-vchar / SP / HTAB (no CR, LF, NUL, other
  * controls), 0 otherwise. */
 int mgw_header_value_valid(const char *value, size_t len);
+/* Nonzero when one of the 8 bytes of x is below 0x20 or is 0x7f (exact
+ * for "any": the classic has-less / has-zero word tests). */
+static inline uint64_t mgw_word_has_ctl(uint64_t x)
+{
+	const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+	uint64_t del = x ^ (0x7f * ones);
+
+	return ((x - 0x20 * ones) & ~x & highs) | ((del - ones) & ~del & highs);
+}
+/* How many leading bytes of p[0..len), in whole 8-byte words, hold no
+ * byte below 0x20 and no 0x7f: those a scan for controls, CR, LF or
+ * HTAB can skip. */
+static inline size_t mgw_ctl_free_words(const unsigned char *p, size_t len)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		if (mgw_word_has_ctl(w))
+			break;
+	}
+	return i;
+}
 /* 1 if s (n bytes) is a valid Host field value or :authority for an
  * http(s) URI (RFC 9110 7.2, RFC 3986 3.2.2-3.2.3): uri-host [":" port],
  * where uri-host is an IP-literal ("[v6]" or "[vF.x]"), an IPv4 address

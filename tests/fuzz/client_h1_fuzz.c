@@ -1,5 +1,5 @@
 /* client_h1_fuzz.c - libFuzzer target for the upstream client's HTTP/1.1
- * response handling (src/http/client.c, client_h1.c: http-parser, the
+ * response handling (src/http/client.c, client_h1.c: the head reader, the
  * strict chunked decoder, the response limits): what a hostile or broken
  * replica can send the gateway.
  *

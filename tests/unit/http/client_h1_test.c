@@ -153,6 +153,22 @@ static void test_keepalive_reuse(void **state)
 	assert_int_equal(st.inflight, 0);
 }
 
+/* RFC 9112 §4: the reason phrase may be empty, and the SP before it
+ * missing; obs-text in the reason and blanks around a value are kept out
+ * of the value only. */
+static void test_status_line_forms(void **state)
+{
+	struct fx *f = fx_client(state);
+
+	f->up.resp = "HTTP/1.1 200\r\nContent-Length: 2\r\n\r\nok";
+	get_ok(f, "/a", "ok");
+	f->up.resp = "HTTP/1.1 200 \r\nContent-Length:2\r\n\r\nok";
+	get_ok(f, "/b", "ok");
+	f->up.resp = "HTTP/1.1 200 D\xe9j\xe0 vu\r\nContent-Length: \t2 \t\r\n\r\nok";
+	get_ok(f, "/c", "ok");
+	assert_int_equal(f->up.naccepted, 1);
+}
+
 static void test_connection_close_not_reused(void **state)
 {
 	struct fx *f = fx_client(state);
@@ -545,13 +561,20 @@ static void test_strict_response_parsing(void **state)
 	    "HTTP/1.1 600 Big\r\nContent-Length: 2\r\n\r\nok",
 	    "HTTP/2.0 200 OK\r\nContent-Length: 2\r\n\r\nok",
 	    "\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	    /* status lines only a lenient parser reads */
+	    "HTTP/1.1 20 OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1 200OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTPo1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\nok",
+	    "HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551616\r\n\r\nok",
+	    "HTTP/1.1 200 OK\r\n: no name\r\nContent-Length: 2\r\n\r\nok",
 	    big,
 	    /* from here the head is fine and the body is not */
 	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nok\r\n0\r\n\r\n",
 	    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n",
 	    NULL,
 	};
-	const int first_body_case = 22;
+	const int first_body_case = 28;
 	size_t nb;
 
 	nb = (size_t)snprintf(big, sizeof(big), "HTTP/1.1 200 OK\r\nX-Big: ");
@@ -1121,6 +1144,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_keepalive_reuse, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_status_line_forms, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_connection_close_not_reused, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pooled_connection_closed_by_server, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_one_request_per_connection, fx_setup, fx_teardown),

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "http/h1_head.h"
 #include "http/h1_scan.h"
 
 /* Scans in[0..len) in pieces of at most step bytes (0: one piece) until
@@ -175,47 +176,58 @@ static void test_buf_append(void **state)
 	free(buf);
 }
 
-static void test_field(void **state)
+/* The reader of a scanned head (h1_head.c): lines, the request line,
+ * field lines split at the colon, status lines. */
+static void test_head_reader(void **state)
 {
-	struct mgw_h1_field f;
-	const char *v;
-	size_t vl;
+	static const char head[] = "\r\nPOST /m?q HTTP/1.0\r\n"
+	                           "Content-Type: \t text/plain \t\r\n"
+	                           "X-Empty:\r\n\r\n";
+	struct mgw_h1_lines it;
+	struct mgw_h1_reqline rl;
+	const char *line, *n, *v;
+	size_t len, nl, vl;
+	int major, minor, status;
 	(void)state;
 
-	memset(&f, 0, sizeof(f));
-	assert_int_equal(mgw_h1_field_name(&f, "Con", 3), 0);
-	assert_int_equal(mgw_h1_field_name(&f, "tent-Type", 9), 0);
-	assert_int_equal(mgw_h1_field_value(&f, "text/plain", 10), 0);
-	assert_int_equal(mgw_h1_field_value(&f, " \t ", 3), 0);
-	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), 0);
+	mgw_h1_lines_init(&it, head, sizeof(head) - 1);
+	assert_int_equal(mgw_h1_request_line(&it, &rl), 0);
+	assert_int_equal(rl.method_len, 4);
+	assert_memory_equal(rl.method, "POST", 4);
+	assert_int_equal(rl.target_len, 4);
+	assert_memory_equal(rl.target, "/m?q", 4);
+	assert_int_equal(rl.major, 1);
+	assert_int_equal(rl.minor, 0);
+	assert_int_equal(mgw_h1_next_line(&it, &line, &len), 1);
+	assert_int_equal(mgw_h1_split_field(line, len, &n, &nl, &v, &vl), 0);
+	assert_int_equal(nl, 12);
+	assert_memory_equal(n, "Content-Type", 12);
 	assert_int_equal(vl, 10);
 	assert_memory_equal(v, "text/plain", 10);
-	assert_string_equal(f.name, "Content-Type");
+	assert_int_equal(mgw_h1_next_line(&it, &line, &len), 1);
+	assert_int_equal(mgw_h1_split_field(line, len, &n, &nl, &v, &vl), 0);
+	assert_int_equal(vl, 0); /* an empty value is valid */
+	assert_int_equal(mgw_h1_next_line(&it, &line, &len), 1);
+	assert_int_equal(len, 0); /* the empty line that ends the head */
+	assert_int_equal(mgw_h1_next_line(&it, &line, &len), 0);
 
-	/* an empty value is valid */
-	mgw_h1_field_clear(&f);
-	assert_int_equal(f.name_len, 0);
-	assert_int_equal(f.value_len, 0);
-	assert_int_equal(mgw_h1_field_name(&f, "X", 1), 0);
-	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), 0);
-	assert_int_equal(vl, 0);
+	/* a space in the name or before the colon, no name, no colon */
+	assert_int_equal(mgw_h1_split_field("X Y: a", 6, &n, &nl, &v, &vl), MGW_EPROTO);
+	assert_int_equal(mgw_h1_split_field("X : a", 5, &n, &nl, &v, &vl), MGW_EPROTO);
+	assert_int_equal(mgw_h1_split_field(": a", 3, &n, &nl, &v, &vl), MGW_EPROTO);
+	assert_int_equal(mgw_h1_split_field("X-A", 3, &n, &nl, &v, &vl), MGW_EPROTO);
 
-	/* a space in the name, no name, a control byte in the value */
-	mgw_h1_field_clear(&f);
-	assert_int_equal(mgw_h1_field_name(&f, "X Y", 3), 0);
-	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
-	mgw_h1_field_clear(&f);
-	assert_int_equal(mgw_h1_field_value(&f, "a", 1), 0);
-	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
-	mgw_h1_field_clear(&f);
-	assert_int_equal(mgw_h1_field_name(&f, "X", 1), 0);
-	assert_int_equal(mgw_h1_field_value(&f, "a\001b", 3), 0);
-	assert_int_equal(mgw_h1_field_take(&f, &v, &vl), MGW_EPROTO);
-
-	mgw_h1_field_deinit(&f);
-	assert_null(f.name);
-	assert_null(f.value);
-	mgw_h1_field_deinit(&f); /* twice is fine */
+	mgw_h1_lines_init(&it, "HTTP/1.1 204\r\n\r\n", 16);
+	assert_int_equal(mgw_h1_status_line(&it, &major, &minor, &status), 0);
+	assert_int_equal(status, 204);
+	assert_int_equal(minor, 1);
+	mgw_h1_lines_init(&it, "HTTP/1.1 404 Not Found\r\n", 24);
+	assert_int_equal(mgw_h1_status_line(&it, &major, &minor, &status), 0);
+	assert_int_equal(status, 404);
+	mgw_h1_lines_init(&it, "HTTP/1.1 20 OK\r\n", 16);
+	assert_int_equal(mgw_h1_status_line(&it, &major, &minor, &status), MGW_EPROTO);
+	mgw_h1_lines_init(&it, "HTTP/1.1 2000\r\n", 15);
+	assert_int_equal(mgw_h1_status_line(&it, &major, &minor, &status), MGW_EPROTO);
 }
 
 int main(void)
@@ -227,7 +239,7 @@ int main(void)
 		cmocka_unit_test(test_cap),
 		cmocka_unit_test(test_reset_reuses),
 		cmocka_unit_test(test_buf_append),
-		cmocka_unit_test(test_field),
+		cmocka_unit_test(test_head_reader),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
