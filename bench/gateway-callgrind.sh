@@ -6,7 +6,7 @@
 # where req/s (bench/gateway-rps.sh) does not; it says nothing about
 # latency, syscalls or cache misses.
 #
-#   bench/gateway-callgrind.sh [-n REQUESTS] [-p h1|h2c] [-t TOP]
+#   bench/gateway-callgrind.sh [-n REQUESTS] [-p h1|h2c] [-t TOP] [-k FILE]
 #
 # One `mcpgw backend --era modern` replica; each proxy runs with one
 # worker thread under callgrind; h2load sends REQUESTS modern tools/call
@@ -15,13 +15,16 @@
 # executed from there to its exit is divided by REQUESTS (its shutdown
 # included, start-up and warm-up not).
 # Prints a table and the TOP functions of mcpgw by self cost, and keeps
-# both in bench/results/gateway-callgrind-<UTC date>.md.
+# both in bench/results/gateway-callgrind-<UTC date>.md.  -k FILE keeps
+# the profile run's callgrind output there, for callgrind_annotate
+# --tree=caller (who calls a costly function).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=4000 P=h1 T=15
-while getopts n:p:t: o; do
+N=4000 P=h1 T=15 KEEP=
+while getopts n:p:t:k: o; do
 	case $o in
-	n) N=$OPTARG ;; p) P=$OPTARG ;; t) T=$OPTARG ;; *) exit 2 ;;
+	n) N=$OPTARG ;; p) P=$OPTARG ;; t) T=$OPTARG ;; k) KEEP=$OPTARG ;;
+	*) exit 2 ;;
 	esac
 done
 case $P in h1 | h2c) ;; *) echo "-p h1 or h2c" >&2; exit 2 ;; esac
@@ -84,6 +87,7 @@ pgw=$(first_line "$work/profile.out" 60)
 h2load "${LOAD[@]}" "http://$pgw/mcp" >"$work/profile.h2load" 2>&1 || true
 kill -TERM "$ppid"
 wait "$ppid" 2>/dev/null || true
+[ -z "$KEEP" ] || cp "$work/profile.cg" "$KEEP"
 
 hp=$(free_port)
 cat >"$work/haproxy.cfg" <<CFG

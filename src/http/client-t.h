@@ -150,6 +150,11 @@ struct mgw_client_reqspec {
 	                                    * the origin's host[:port] */
 	const struct mgw_headers *headers; /* end-to-end fields, sent in order
 	                                    * and unchanged; may be NULL */
+	int headers_checked;               /* 1: every name is a token and no
+	                                    * value holds a control byte (they
+	                                    * came from a parsed request and
+	                                    * the caller's own checked fields),
+	                                    * so the copy skips that check */
 	const void *body;                  /* sent byte for byte */
 	size_t body_len;
 	const struct mgw_client_timeouts *tmo; /* NULL: the client's */

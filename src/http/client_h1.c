@@ -155,16 +155,30 @@ static int keeps_alive(const struct mgw_client_conn *c, int minor)
 	return minor >= 1 || connection_listed(h, "keep-alive");
 }
 
-/* Replaces the collected head by its end-to-end fields. */
+/* 1 when field i of h is hop-by-hop: by name, or named by a Connection
+ * field (conn: h has one). */
+static int hop_field(const struct mgw_headers *h, size_t i, int conn)
+{
+	return mgw_header_is_hop_by_hop(h->v[i].name) ||
+	       (conn && connection_listed(h, h->v[i].name));
+}
+
+/* Replaces the collected head by its end-to-end fields (most responses
+ * have no hop-by-hop field, and keep their list as it is). */
 static int strip_hop_by_hop(struct mgw_client_req *r)
 {
 	struct mgw_headers keep;
+	int conn = mgw_headers_get(&r->resp, "connection") != NULL;
+	size_t i = 0;
 
+	while (i < r->resp.n && !hop_field(&r->resp, i, conn))
+		i++;
+	if (i == r->resp.n)
+		return 0;
 	mgw_headers_init(&keep);
-	for (size_t i = 0; i < r->resp.n; i++) {
+	for (i = 0; i < r->resp.n; i++) {
 		const struct mgw_header *f = &r->resp.v[i];
-		if (mgw_header_is_hop_by_hop(f->name) ||
-		    connection_listed(&r->resp, f->name))
+		if (hop_field(&r->resp, i, conn))
 			continue;
 		if (mgw_headers_add(&keep, f->name, f->name_len, f->value,
 		                    f->value_len) != 0) {

@@ -327,8 +327,11 @@ static int visible(const char *s)
 }
 
 /* Copies the end-to-end fields of src into dst, in order.  Fields the
- * layer writes itself (Host, Content-Length) and hop-by-hop ones go. */
-static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
+ * layer writes itself (Host, Content-Length) and hop-by-hop ones go; an
+ * invalid name or value fails the request unless checked says the caller
+ * vouches for them. */
+static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src,
+                        int checked)
 {
 	int conn;
 
@@ -337,8 +340,8 @@ static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src)
 	conn = mgw_headers_get(src, "connection") != NULL;
 	for (size_t i = 0; i < src->n; i++) {
 		const struct mgw_header *f = &src->v[i];
-		if (!mgw_header_name_valid(f->name, f->name_len) ||
-		    !mgw_header_value_valid(f->value, f->value_len))
+		if (!checked && (!mgw_header_name_valid(f->name, f->name_len) ||
+		                 !mgw_header_value_valid(f->value, f->value_len)))
 			return MGW_EINVAL;
 		if (mgw_header_is_hop_by_hop(f->name) ||
 		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
@@ -388,7 +391,7 @@ int mgw_client_request(struct mgw_client_origin *o,
 	r->timer = evtimer_new(cl->base, on_req_timer, r);
 	if (!r->method || !r->target || !r->authority || !r->timer)
 		goto fail;
-	rv = copy_headers(&r->hdr, spec->headers);
+	rv = copy_headers(&r->hdr, spec->headers, spec->headers_checked);
 	if (rv != 0)
 		goto fail;
 	rv = MGW_ENOMEM;

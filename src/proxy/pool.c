@@ -181,8 +181,10 @@ int mgw_upool_send(struct mgw_upool *p, struct mgw_upstream_server *s,
 	rc = mgw_proxy_upstream_auth(&auth, spec->headers,
 	                             s->group->conf->upstream_auth,
 	                             s->group->credential);
-	if (rc == 1)
+	if (rc == 1) {
 		sp.headers = &auth;
+		sp.headers_checked = 0; /* a credential read from a file */
+	}
 	if (rc >= 0)
 		rc = mgw_client_request(p->origins[s->group->index][s->index],
 		                        &sp, out);

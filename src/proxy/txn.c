@@ -364,7 +364,8 @@ int mgw_txn_send(struct mgw_txn *t, struct mgw_upstream_server *s,
 	spec.method = mgw_http_method(t->x);
 	spec.target = mgw_http_target(t->x);
 	spec.authority = mgw_http_authority(t->x);
-	spec.headers = h;
+	spec.headers = h; /* from the parsed request and mgw_proxy_build_headers */
+	spec.headers_checked = 1;
 	spec.body = mgw_http_req_body(t->x, &spec.body_len);
 	spec.tmo = &tmo;
 	spec.on_head = on_up_head;
