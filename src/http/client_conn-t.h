@@ -69,6 +69,10 @@ struct mgw_client_req {
 	struct event *timer;
 	uint64_t deadline_total;            /* ms, 0 = none */
 	uint64_t deadline_phase;            /* ms, 0 = none */
+	uint64_t timer_fire;                /* ms the pending timer fires at
+	                                     * (timer_armed): never later
+	                                     * than the nearest deadline */
+	unsigned timer_armed : 1;
 	uint64_t end_pos;                   /* connection output position after
 	                                     * the request's last byte; 0 until
 	                                     * it is all queued */

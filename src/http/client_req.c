@@ -71,6 +71,7 @@ void mgw_creq_set_done(struct mgw_client_req *r)
 		mgw_creq_unqueue(r);
 	r->state = MGW_CRQ_DONE;
 	evtimer_del(r->timer);
+	r->timer_armed = 0;
 }
 
 void mgw_creq_free(struct mgw_client_req *r)
@@ -195,12 +196,15 @@ static void req_arm(struct mgw_client_req *r)
 		ph = 0;
 	if (ph && (!dl || ph < dl))
 		dl = ph;
-	if (!dl) {
-		evtimer_del(r->timer);
+	/* a pending timer that fires no later stays (on_req_timer arms it
+	 * again for what is left, or finds nothing due): moving the event at
+	 * every phase and every read was a fair part of the loop's cost */
+	if (!dl || (r->timer_armed && r->timer_fire <= dl))
 		return;
-	}
 	now = mgw_now_ms();
 	struct timeval tv = mgw_tv(dl > now ? (double)(dl - now) / 1000.0 : 0);
+	r->timer_fire = dl;
+	r->timer_armed = 1;
 	evtimer_add(r->timer, &tv);
 }
 
@@ -249,6 +253,7 @@ static void on_req_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	r->timer_armed = 0;
 	if (r->deadline_total && now >= r->deadline_total) {
 		msg = "total timeout";
 	} else if (r->deadline_phase && now >= r->deadline_phase &&

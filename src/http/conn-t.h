@@ -96,6 +96,12 @@ struct mgw_http_conn {
 	struct event *work;     /* deferred processing; see mgw_conn_schedule */
 	struct event *timer;
 	enum mgw_conn_timer timer_kind;
+	/* Lazy arming (mgw_conn_timer): timer_due is when timer_kind expires
+	 * (monotonic ms); the event, when pending, fires at timer_fire, which
+	 * may be earlier (then on_timer arms it again for the rest) but never
+	 * later. */
+	uint64_t timer_due, timer_fire;
+	unsigned timer_armed : 1;
 	uint64_t id;
 	enum mgw_conn_proto proto;
 	size_t body_live;         /* request body memory of live exchanges */

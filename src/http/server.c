@@ -216,16 +216,37 @@ void mgw_conn_schedule(struct mgw_http_conn *c)
 		event_active(c->work, EV_TIMEOUT, 0);
 }
 
+/* The connection's event, to fire at due (monotonic ms). */
+static void arm_timer(struct mgw_http_conn *c, uint64_t now, uint64_t due)
+{
+	struct timeval tv = mgw_tv((double)(due > now ? due - now : 0) / 1000.0);
+
+	c->timer_fire = due;
+	c->timer_armed = 1;
+	evtimer_add(c->timer, &tv);
+}
+
+/* Timers change several times a request (header, body, none, idle):
+ * adding and deleting the event each time was a fair part of libevent's
+ * cost per request.  So a pending event that fires no later than the new
+ * deadline stays as it is (on_timer finds the deadline not yet reached
+ * and arms it for the rest); only an earlier deadline moves it, and
+ * clearing the timer leaves it pending, to fire with nothing due. */
 void mgw_conn_timer(struct mgw_http_conn *c, enum mgw_conn_timer kind,
                     double seconds)
 {
-	evtimer_del(c->timer);
-	c->timer_kind = MGW_T_NONE;
-	if (kind == MGW_T_NONE || seconds <= 0)
+	uint64_t now;
+
+	if (kind == MGW_T_NONE || seconds <= 0) {
+		c->timer_kind = MGW_T_NONE;
+		c->timer_due = 0;
 		return;
-	struct timeval tv = mgw_tv(seconds);
+	}
+	now = mgw_now_ms();
 	c->timer_kind = kind;
-	evtimer_add(c->timer, &tv);
+	c->timer_due = now + (uint64_t)(seconds * 1000.0 + 0.5);
+	if (!c->timer_armed || c->timer_fire > c->timer_due)
+		arm_timer(c, now, c->timer_due);
 }
 
 void mgw_conn_check_backpressure(struct mgw_http_conn *c)
@@ -664,8 +685,18 @@ static void on_timer(evutil_socket_t fd, short what, void *arg)
 	struct mgw_http_conn *c = arg;
 	enum mgw_conn_timer kind = c->timer_kind;
 	struct mgw_log_ctx ctx;
+	uint64_t now;
 
+	c->timer_armed = 0;
+	if (kind == MGW_T_NONE)
+		return;
+	now = mgw_now_ms();
+	if (now < c->timer_due) {
+		arm_timer(c, now, c->timer_due); /* a later deadline than armed */
+		return;
+	}
 	c->timer_kind = MGW_T_NONE;
+	c->timer_due = 0;
 	mgw_conn_logctx(c, -1, &ctx);
 	switch (kind) {
 	case MGW_T_NONE:

@@ -860,6 +860,49 @@ static void test_header_timeout(void **state)
 	ts_stop(&t);
 }
 
+/* The connection's timer is armed lazily (a pending event that fires
+ * no later than the new deadline stays): a deadline earlier than the
+ * pending one must still move it.  A short idle wait after a long header
+ * wait, and a short header wait after a long idle one, both expire (the
+ * harness waits seconds, the long timeouts are minutes). */
+static void test_timer_moves_earlier(void **state)
+{
+	struct ts t;
+	struct mgw_http_limits lim;
+	struct tc c;
+	struct resp r;
+
+	(void)state;
+	mgw_http_limits_default(&lim);
+	lim.header_timeout = 600;
+	lim.idle_timeout = 0.05;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	resp_free(&r);
+	assert_true(tc_closed(&c)); /* idle, although the header wait was long */
+	tc_close(&c);
+	ts_stop(&t);
+
+	mgw_http_limits_default(&lim);
+	lim.header_timeout = 0.05;
+	lim.idle_timeout = 600;
+	ts_start(&t, &lim, NULL);
+	tc_open(&t, &c);
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost: a\r\n\r\n");
+	assert_int_equal(tc_response(&c, &r), 0);
+	resp_free(&r);
+	ts_pump(&t, 200); /* the first head's timer fires, finds the idle wait */
+	tc_sends(&c, "GET /echo HTTP/1.1\r\nHost:");
+	assert_int_equal(tc_response(&c, &r), 0);
+	assert_int_equal(r.status, 408); /* although the idle wait was long */
+	resp_free(&r);
+	assert_true(tc_closed(&c));
+	tc_close(&c);
+	ts_stop(&t);
+}
+
 /* Configured header limits above http-parser's built-in 80 KiB apply. */
 static void test_large_header_limit(void **state)
 {
@@ -1063,6 +1106,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_write_unbuffered, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_abort_on_close, setup, teardown),
 		cmocka_unit_test(test_header_timeout),
+		cmocka_unit_test(test_timer_moves_earlier),
 		cmocka_unit_test(test_large_header_limit),
 		cmocka_unit_test(test_body_timeout),
 		cmocka_unit_test(test_write_timeout),
