@@ -124,11 +124,6 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
 	return 0;
 }
 
-int mgw_header_is(const struct mgw_header *f, const char *name, size_t len)
-{
-	return f->name_len == len && strncasecmp(f->name, name, len) == 0;
-}
-
 const char *mgw_headers_get(const struct mgw_headers *h, const char *name)
 {
 	size_t len = strlen(name);

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <strings.h>
 
 #include "http/headers-t.h"
 
@@ -37,8 +38,13 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
                               const char *add, size_t alen);
 
 /* 1 if field f is called name[0..len) (case-insensitive), comparing the
- * lengths first; MGW_HEADER_IS takes a string literal. */
-int mgw_header_is(const struct mgw_header *f, const char *name, size_t len);
+ * lengths first (inline: most calls end there); MGW_HEADER_IS takes a
+ * string literal. */
+static inline int mgw_header_is(const struct mgw_header *f, const char *name,
+                                size_t len)
+{
+	return f->name_len == len && strncasecmp(f->name, name, len) == 0;
+}
 #define MGW_HEADER_IS(f, lit) mgw_header_is((f), "" lit, sizeof(lit) - 1)
 
 /* 1 if name is a valid RFC 9110 token, 0 otherwise. */
