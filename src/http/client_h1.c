@@ -259,8 +259,8 @@ static void free_ref(const void *data, size_t len, void *extra)
 	free((void *)data);
 }
 
-/* Writes the request head and body into the output in two pieces: the head
- * is assembled in one allocation so the connection sees it as one write. */
+/* Writes the request head and body into the output as one piece, assembled
+ * in one allocation, so the connection sees it as one write. */
 void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
@@ -274,7 +274,7 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	    strlen(r->authority) + 2 + strlen(clbuf) + 2;
 	for (size_t i = 0; i < r->hdr.n; i++)
 		n += r->hdr.v[i].name_len + 2 + r->hdr.v[i].value_len + 2;
-	head = malloc(n + 1);
+	head = malloc(n + r->body_len + 1);
 	if (!head) {
 		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
 		                    "no memory for the request", 0);
@@ -302,15 +302,16 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	}
 	PUT(clbuf, strlen(clbuf));
 	PUT("\r\n", 2);
+	if (r->body_len)
+		PUT(r->body, r->body_len);
 #undef PUT
-	/* the allocation is handed to the evbuffer, freed when written */
+	/* head and body in one piece, handed to the evbuffer (one chain, one
+	 * run of its callbacks), freed when written */
 	if (evbuffer_add_reference(out, head, off, free_ref, NULL) != 0) {
 		free(head);
 		head = NULL;
 	}
-	/* once added, head belongs to the evbuffer (never freed here) */
-	if (!head || (r->body_len &&
-	              evbuffer_add(out, r->body, r->body_len) != 0)) {
+	if (!head) {
 		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
 		                    "no memory for the request", 0);
 		c->closing = 1;

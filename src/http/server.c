@@ -188,9 +188,9 @@ int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
 		return 0;
 	if (mgw_header_is_hop_by_hop(f->name))
 		return 0;
-	if (strcasecmp(f->name, "content-length") == 0)
+	if (MGW_HEADER_IS(f, "content-length"))
 		return 0;
-	if (have_ctype && strcasecmp(f->name, "content-type") == 0)
+	if (have_ctype && MGW_HEADER_IS(f, "content-type"))
 		return 0;
 	if (conn_tokens && mgw_header_list_has(conn_tokens, f->name))
 		return 0;
