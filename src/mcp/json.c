@@ -184,10 +184,23 @@ static json_t *wide_number(struct rd *r, const unsigned char *a, size_t n)
 	return v ? v : fail(r, MGW_JSON_NOMEM, "no memory");
 }
 
+/* Bytes a string may hold as they are, with nothing to check: printable
+ * ASCII but the quote and the backslash. */
+static const unsigned char plain_byte[256] = {
+#define R4(x) [x] = 1, [x + 1] = 1, [x + 2] = 1, [x + 3] = 1
+#define R16(x) R4(x), R4(x + 4), R4(x + 8), R4(x + 12)
+	[0x20] = 1, [0x21] = 1, R4(0x23), R4(0x27), R4(0x2b), [0x2f] = 1,
+	R16(0x30), R16(0x40), R4(0x50), R4(0x54), R4(0x58), [0x5d] = 1,
+	[0x5e] = 1, [0x5f] = 1, R16(0x60), R16(0x70),
+#undef R16
+#undef R4
+};
+
 /* Scans the string starting at the opening quote: checks it (UTF-8,
  * control bytes, escapes, surrogate pairs) and leaves r->p after the
  * closing quote.  [*a, *b) is its body; *esc whether it has escapes;
- * *nul whether an escape decodes to U+0000. */
+ * *nul whether an escape decodes to U+0000.  Runs of plain ASCII are
+ * skipped by table, the rest looked at one character at a time. */
 static int scan_string(struct rd *r, const unsigned char **a,
                        const unsigned char **b, int *esc, int *nul)
 {
@@ -198,6 +211,8 @@ static int scan_string(struct rd *r, const unsigned char **a,
 	for (;;) {
 		unsigned char c;
 
+		while (p < r->end && plain_byte[*p])
+			p++;
 		if (p >= r->end) {
 			r->p = p;
 			fail(r, MGW_JSON_SYNTAX, "unterminated string");
