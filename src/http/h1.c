@@ -37,6 +37,7 @@
 #include "http/h1_head.h"
 #include "http/h1_scan.h"
 #include "http/headers.h"
+#include "http/write_now.h"
 
 /* Request line and line-end overhead allowed on top of the configured
  * header limits before the raw scanner gives up on a header block. */
@@ -511,6 +512,27 @@ static int hb_flush(struct head_buf *b, struct evbuffer *out)
 	return rc ? MGW_ENOMEM : 0;
 }
 
+/* Bytes of a whole answer for c's client: sent at once on plain TCP when
+ * nothing is queued before them (write_now.h), else queued. */
+static int send_or_queue(struct mgw_http_conn *c, const void *p, size_t n)
+{
+	if (c->tls || c->lingering || c->freeing)
+		return evbuffer_add(bufferevent_get_output(c->bev), p, n) != 0
+		           ? MGW_ENOMEM : 0;
+	return mgw_send_now(c->bev, p, n);
+}
+
+/* hb_flush through send_or_queue. */
+static int hb_send(struct head_buf *b, struct mgw_http_conn *c)
+{
+	int rc = b->oom ? MGW_ENOMEM : send_or_queue(c, b->p, b->len);
+
+	if (b->p != b->stack)
+		free(b->p);
+	hb_init(b);
+	return rc;
+}
+
 static void h1_head(struct mgw_http_exchange *x, int status,
                     const struct mgw_headers *h, const char *ctype, int mode,
                     size_t len, int close, struct head_buf *b)
@@ -580,7 +602,6 @@ int mgw_h1_respond(struct mgw_http_exchange *x, int status,
                    const struct mgw_headers *h, const char *ctype,
                    const void *body, size_t len)
 {
-	struct evbuffer *out = bufferevent_get_output(x->c->bev);
 	int nob = no_body_status(status);
 	int close = must_close(x);
 	int send_body = !nob && !x->head && len;
@@ -594,9 +615,9 @@ int mgw_h1_respond(struct mgw_http_exchange *x, int status,
 	inl = send_body && len <= sizeof(b.stack) - b.len;
 	if (inl)
 		hb_put(&b, body, len);
-	rc = hb_flush(&b, out);
+	rc = hb_send(&b, x->c);
 	if (!rc && send_body && !inl)
-		rc = evbuffer_add(out, body, len) ? MGW_ENOMEM : 0;
+		rc = send_or_queue(x->c, body, len);
 	h1_done(x, close || rc);
 	return rc;
 }

@@ -3,12 +3,15 @@
 #include "autoconf.h"
 
 #include <errno.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 
+#include "core/errors.h"
 #include "http/write_now.h"
 
 int mgw_write_now(struct bufferevent *bev)
@@ -34,4 +37,21 @@ int mgw_write_now(struct bufferevent *bev)
 	/* what bufferevent_sock's write callback does once all is out */
 	event_del(&bev->ev_write);
 	return 1;
+}
+
+int mgw_send_now(struct bufferevent *bev, const void *p, size_t n)
+{
+	struct evbuffer *out = bufferevent_get_output(bev);
+	ssize_t w = 0;
+
+	if (n && evbuffer_get_length(out) == 0 &&
+	    (bufferevent_get_enabled(bev) & EV_WRITE)) {
+		w = send(bufferevent_getfd(bev), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0)
+			w = 0; /* EAGAIN, or an error the bufferevent will meet */
+	}
+	if ((size_t)w < n &&
+	    evbuffer_add(out, (const char *)p + w, n - (size_t)w) != 0)
+		return MGW_ENOMEM;
+	return 0;
 }

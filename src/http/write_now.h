@@ -21,4 +21,14 @@
  * is empty afterwards. */
 int mgw_write_now(struct bufferevent *bev);
 
+/* Queues p[0..n) on bev's output, sending it on the socket first when
+ * nothing is queued before it and writing is on: what the socket takes
+ * never enters the evbuffer (no copy, no chain, none of its callbacks,
+ * no write event), and only the rest is added.  An error on the send
+ * leaves all of it queued, for the bufferevent to meet the error again
+ * and report it.  bev must be a socket bufferevent (not TLS) whose
+ * owner counts nothing from its output's callbacks.  Returns 0, or
+ * MGW_ENOMEM when the rest could not be queued. */
+int mgw_send_now(struct bufferevent *bev, const void *p, size_t n);
+
 #endif
