@@ -39,6 +39,7 @@
 #include "http/h1_head.h"
 #include "http/h1_scan.h"
 #include "http/headers.h"
+#include "http/write_now.h"
 
 /* Status line and line-end overhead allowed on top of the header limits
  * before the raw scanner gives up on a response head. */
@@ -252,18 +253,41 @@ static int on_chunk_data(void *arg, const unsigned char *p, size_t n)
 	return r->state == MGW_CRQ_DONE || r->paused;
 }
 
+/* An evbuffer reference's cleanup: extra is the block it lies in. */
 static void free_ref(const void *data, size_t len, void *extra)
 {
+	(void)data;
 	(void)len;
-	(void)extra;
-	free((void *)data);
+	free(extra);
+}
+
+/* Hands head[0..n) (one allocation) to c's output: sent at once on plain
+ * TCP when nothing is queued before it (write_now.h; what the socket
+ * took counts as queued and written, as on_out_changed counts the
+ * rest), the rest referenced by the evbuffer and freed once written.
+ * Returns 0, or MGW_ENOMEM (head freed). */
+static int queue_block(struct mgw_client_conn *c, char *head, size_t n)
+{
+	size_t w = c->tls ? 0 : mgw_send_first(c->bev, head, n);
+
+	c->queued_total += w;
+	c->written_total += w;
+	if (w == n) {
+		free(head);
+		return 0;
+	}
+	if (evbuffer_add_reference(bufferevent_get_output(c->bev), head + w,
+	                           n - w, free_ref, head) != 0) {
+		free(head);
+		return MGW_ENOMEM;
+	}
+	return 0;
 }
 
 /* Writes the request head and body into the output as one piece, assembled
  * in one allocation, so the connection sees it as one write. */
 void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
 	char clbuf[48] = "";
 	size_t n, off = 0;
 	char *head;
@@ -305,13 +329,8 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 	if (r->body_len)
 		PUT(r->body, r->body_len);
 #undef PUT
-	/* head and body in one piece, handed to the evbuffer (one chain, one
-	 * run of its callbacks), freed when written */
-	if (evbuffer_add_reference(out, head, off, free_ref, NULL) != 0) {
-		free(head);
-		head = NULL;
-	}
-	if (!head) {
+	/* head and body in one piece: sent, or one chain of the evbuffer */
+	if (queue_block(c, head, off) != 0) {
 		mgw_cconn_set_error(c, MGW_ENOMEM, MGW_CLIENT_E_CLOSED,
 		                    "no memory for the request", 0);
 		c->closing = 1;

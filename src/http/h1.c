@@ -519,7 +519,7 @@ static int send_or_queue(struct mgw_http_conn *c, const void *p, size_t n)
 	if (c->tls || c->lingering || c->freeing)
 		return evbuffer_add(bufferevent_get_output(c->bev), p, n) != 0
 		           ? MGW_ENOMEM : 0;
-	return mgw_send_now(c->bev, p, n);
+	return mgw_send_now(c->bev, p, n, NULL);
 }
 
 /* hb_flush through send_or_queue. */

@@ -39,19 +39,27 @@ int mgw_write_now(struct bufferevent *bev)
 	return 1;
 }
 
-int mgw_send_now(struct bufferevent *bev, const void *p, size_t n)
+size_t mgw_send_first(struct bufferevent *bev, const void *p, size_t n)
 {
-	struct evbuffer *out = bufferevent_get_output(bev);
-	ssize_t w = 0;
+	ssize_t w;
 
-	if (n && evbuffer_get_length(out) == 0 &&
-	    (bufferevent_get_enabled(bev) & EV_WRITE)) {
-		w = send(bufferevent_getfd(bev), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (w < 0)
-			w = 0; /* EAGAIN, or an error the bufferevent will meet */
-	}
-	if ((size_t)w < n &&
-	    evbuffer_add(out, (const char *)p + w, n - (size_t)w) != 0)
+	if (!n || evbuffer_get_length(bufferevent_get_output(bev)) != 0 ||
+	    !(bufferevent_get_enabled(bev) & EV_WRITE))
+		return 0;
+	w = send(bufferevent_getfd(bev), p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	return w > 0 ? (size_t)w : 0; /* EAGAIN, or an error the bufferevent
+	                               * will meet */
+}
+
+int mgw_send_now(struct bufferevent *bev, const void *p, size_t n,
+                 size_t *sent)
+{
+	size_t w = mgw_send_first(bev, p, n);
+
+	if (sent)
+		*sent = w;
+	if (w < n && evbuffer_add(bufferevent_get_output(bev),
+	                          (const char *)p + w, n - w) != 0)
 		return MGW_ENOMEM;
 	return 0;
 }

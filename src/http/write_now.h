@@ -26,9 +26,16 @@ int mgw_write_now(struct bufferevent *bev);
  * never enters the evbuffer (no copy, no chain, none of its callbacks,
  * no write event), and only the rest is added.  An error on the send
  * leaves all of it queued, for the bufferevent to meet the error again
- * and report it.  bev must be a socket bufferevent (not TLS) whose
- * owner counts nothing from its output's callbacks.  Returns 0, or
- * MGW_ENOMEM when the rest could not be queued. */
-int mgw_send_now(struct bufferevent *bev, const void *p, size_t n);
+ * and report it.  bev must be a socket bufferevent (not TLS); an owner
+ * that counts its output's bytes through the evbuffer's callbacks counts
+ * *sent itself.  Sets *sent (may be NULL) to the bytes the socket took.
+ * Returns 0, or MGW_ENOMEM when the rest could not be queued. */
+int mgw_send_now(struct bufferevent *bev, const void *p, size_t n,
+                 size_t *sent);
+
+/* How many of p[0..n) the socket takes at once, when nothing is queued
+ * on bev's output and writing is on; 0 otherwise or on any error.  The
+ * caller queues the rest itself. */
+size_t mgw_send_first(struct bufferevent *bev, const void *p, size_t n);
 
 #endif
