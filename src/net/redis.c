@@ -30,6 +30,7 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/util.h>
 #include <hiredis/hiredis.h>
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "core/errors.h"
@@ -268,6 +269,21 @@ static void link_read(struct bufferevent *bev, void *arg)
 	}
 }
 
+/* OpenSSL's error for a TLS peer that closed the TCP connection without
+ * close_notify (a server SIGKILLed, or crashed): after the handshake that
+ * is the connection closed, as with plain redis://, not a TLS failure. */
+static int tls_peer_vanished(unsigned long e, int connected)
+{
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+	return connected && ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	       ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+#else
+	(void)e;
+	(void)connected;
+	return 0;
+#endif
+}
+
 /* The text of a failure event on l, in r->why. */
 static void link_why(struct mgw_redis *r, struct link *l, short what)
 {
@@ -275,7 +291,10 @@ static void link_why(struct mgw_redis *r, struct link *l, short what)
 	unsigned long e = ssl ? bufferevent_get_openssl_error(l->bev) : 0;
 	int err = EVUTIL_SOCKET_ERROR();
 
-	if (ssl && (e || !l->connected))
+	if (tls_peer_vanished(e, l->connected)) {
+		ERR_clear_error();
+		snprintf(r->why, sizeof(r->why), "connection closed");
+	} else if (ssl && (e || !l->connected))
 		mgw_tls_client_why(ssl, e, l->connected, r->why, sizeof(r->why));
 	else if (what & BEV_EVENT_EOF)
 		snprintf(r->why, sizeof(r->why), "connection closed");

@@ -26,38 +26,9 @@ require_tools curl jq node redis-server redis-cli openssl
 require_mcpgw
 watchdog 120
 
-# ---- certificates -----------------------------------------------------------------
-C=$T_DIR/pki
-mkdir -p "$C"
-mkcert() { # NAME CN SIGNER-NAME|self [SAN]
-	local n=$1 cn=$2 signer=$3 san=${4:-}
-	timeout 30 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-		-keyout "$C/$n.key" -out "$C/$n.csr" -subj "/CN=$cn" >>"$C/openssl.err" 2>&1 || return 1
-	local ext=()
-	if [ -n "$san" ]; then
-		printf 'subjectAltName=%s\n' "$san" >"$C/$n.ext"
-		ext=(-extfile "$C/$n.ext")
-	fi
-	if [ "$signer" = self ]; then
-		printf 'basicConstraints=critical,CA:TRUE\nkeyUsage=keyCertSign,cRLSign\n' >"$C/$n.ext"
-		timeout 30 openssl x509 -req -in "$C/$n.csr" -signkey "$C/$n.key" -days 2 \
-			-extfile "$C/$n.ext" -out "$C/$n.pem" >>"$C/openssl.err" 2>&1
-	else
-		timeout 30 openssl x509 -req -in "$C/$n.csr" -CA "$C/$signer.pem" -CAkey "$C/$signer.key" \
-			-CAcreateserial -days 2 "${ext[@]}" -out "$C/$n.pem" >>"$C/openssl.err" 2>&1
-	fi
-}
-mkcert ca "itest CA" self &&
-	mkcert other "another CA" self &&
-	mkcert server localhost ca "DNS:localhost,IP:127.0.0.1" &&
-	mkcert client "itest client" ca ||
-	die "openssl could not make the certificates: $(tail -n 5 "$C/openssl.err")"
-
-# The lines every TLS server of this test (redis, sentinel) shares.
-tls_server_conf() {
-	printf 'bind 127.0.0.1\ntls-cert-file %s\ntls-key-file %s\ntls-ca-cert-file %s\n' \
-		"$C/server.pem" "$C/server.key" "$C/ca.pem"
-}
+# ---- certificates (redis_tls_lib.sh: mkcert, tls_pki, tls_server_conf) -------------
+. "$TOP_SRCDIR/tests/integration/redis_tls_lib.sh"
+tls_pki
 
 # ---- redis-server: TLS only, ACL user alice ---------------------------------------
 PW='tls-s3cr3t/Pw'
