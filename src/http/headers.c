@@ -124,25 +124,6 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
 	return 0;
 }
 
-const char *mgw_headers_get(const struct mgw_headers *h, const char *name)
-{
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < h->n; i++)
-		if (mgw_header_is(&h->v[i], name, len))
-			return h->v[i].value;
-	return NULL;
-}
-
-size_t mgw_headers_count(const struct mgw_headers *h, const char *name)
-{
-	size_t c = 0, len = strlen(name);
-
-	for (size_t i = 0; i < h->n; i++)
-		c += (size_t)mgw_header_is(&h->v[i], name, len);
-	return c;
-}
-
 size_t mgw_headers_remove(struct mgw_headers *h, const char *name)
 {
 	size_t w = 0, removed = 0, len = strlen(name);

@@ -22,10 +22,7 @@ int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value)
  * or MGW_ENOMEM (dst then holds a prefix of them). */
 int mgw_headers_add_all(struct mgw_headers *dst, const struct mgw_headers *src);
 
-/* First value of name (case-insensitive) or NULL. */
-const char *mgw_headers_get(const struct mgw_headers *h, const char *name);
-/* Number of fields called name. */
-size_t mgw_headers_count(const struct mgw_headers *h, const char *name);
+
 /* Removes every field called name; returns how many were removed. */
 size_t mgw_headers_remove(struct mgw_headers *h, const char *name);
 /* Replaces all fields called name by one with value (appended if absent). */
@@ -43,9 +40,37 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
 static inline int mgw_header_is(const struct mgw_header *f, const char *name,
                                 size_t len)
 {
-	return f->name_len == len && strncasecmp(f->name, name, len) == 0;
+	/* the first byte, ASCII case folded, before the call: names of one
+	 * length mostly differ there (a false match only costs the call) */
+	return f->name_len == len &&
+	       (len == 0 || ((f->name[0] ^ name[0]) & ~0x20) == 0) &&
+	       strncasecmp(f->name, name, len) == 0;
 }
 #define MGW_HEADER_IS(f, lit) mgw_header_is((f), "" lit, sizeof(lit) - 1)
+
+/* First value of name (case-insensitive) or NULL.  Inline, so that the
+ * length of a literal name is known at compile time. */
+static inline const char *mgw_headers_get(const struct mgw_headers *h,
+                                          const char *name)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < h->n; i++)
+		if (mgw_header_is(&h->v[i], name, len))
+			return h->v[i].value;
+	return NULL;
+}
+
+/* Number of fields called name. */
+static inline size_t mgw_headers_count(const struct mgw_headers *h,
+                                       const char *name)
+{
+	size_t c = 0, len = strlen(name);
+
+	for (size_t i = 0; i < h->n; i++)
+		c += (size_t)mgw_header_is(&h->v[i], name, len);
+	return c;
+}
 
 /* 1 if name is a valid RFC 9110 token, 0 otherwise. */
 int mgw_header_name_valid(const char *name, size_t len);
