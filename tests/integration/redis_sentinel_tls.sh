@@ -19,6 +19,7 @@ require_mcpgw
 watchdog 90
 
 . "$TOP_SRCDIR/tests/integration/redis_tls_lib.sh"
+. "$TOP_SRCDIR/tests/integration/sentinel_lib.sh"
 tls_pki
 
 # tcli PORT ARGS...: redis-cli over TLS with the client certificate
@@ -129,23 +130,7 @@ lwho "$GB"
 assert_code "a session created through A is served by B before the failover" 200
 
 # ---- the master SIGKILLed under a loop of requests through both gateways -----------
-( # one request per session, alternating gateways, until told to stop
-	n=0
-	while [ ! -e "$T_DIR/stop" ] && [ $n -lt 1000 ]; do
-		for s in "${SIDS[@]}"; do
-			g=$GA
-			[ $((n % 2)) = 1 ] && g=$GB
-			c=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$g" \
-				-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-				-H "Mcp-Session-Id: $s" -H "MCP-Protocol-Version: $NEGOTIATED" \
-				--data '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"whoami","arguments":{}}}' 2>/dev/null)
-			echo "$c" >>"$T_DIR/loop.codes"
-		done
-		n=$((n + 1))
-	done
-) &
-LOOP=$!
-track_pid "$LOOP"
+session_loop 1000 "$GA" "$GB"
 sleep 1
 eval "MPID=\$PID_master"
 kill_wait "$MPID" KILL 5 || die "the master did not die"

@@ -9,6 +9,7 @@
 # again on reconnect), and new sessions are written to the new master.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 . "${TOP_SRCDIR:-$(dirname "$0")/../..}/tests/integration/lib.sh"
+. "$TOP_SRCDIR/tests/integration/sentinel_lib.sh"
 
 require_tools curl jq node redis-server redis-cli
 require_mcpgw
@@ -84,21 +85,7 @@ replicated() { [ "$(keys_on "$RPORT")" = 6 ]; }
 poll_until 10 replicated && ok "... and reached the replica" || fail "the replica holds $(keys_on "$RPORT") sessions"
 
 # --- the master SIGKILLed under a loop of requests ----------------------------------------------
-( # one request per session, round after round, until told to stop
-	n=0
-	while [ ! -e "$T_DIR/stop" ] && [ $n -lt 2000 ]; do
-		for s in "${SIDS[@]}"; do
-			c=$(curl -sS -o /dev/null -w '%{http_code}' --max-time 5 -X POST "$GW" \
-				-H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' \
-				-H "Mcp-Session-Id: $s" -H "MCP-Protocol-Version: $NEGOTIATED" \
-				--data '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"whoami","arguments":{}}}' 2>/dev/null)
-			echo "$c" >>"$T_DIR/loop.codes"
-		done
-		n=$((n + 1))
-	done
-) &
-LOOP=$!
-track_pid "$LOOP"
+session_loop 2000 "$GW"
 sleep 1
 eval "MPID=\$PID_master"
 kill_wait "$MPID" KILL 5 || die "the master did not die"

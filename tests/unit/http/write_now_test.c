@@ -25,32 +25,13 @@
 #include <event2/event.h>
 
 #include "http/write_now.h"
+#include "tcp_pair.h"
 
 struct t {
 	struct event_base *base;
 	struct bufferevent *bev;
 	int peer; /* the reading end */
 };
-
-static void tcp_pair(int *a, int *b)
-{
-	struct sockaddr_in sa;
-	socklen_t len = sizeof(sa);
-	int l = socket(AF_INET, SOCK_STREAM, 0);
-
-	assert_true(l >= 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sin_family = AF_INET;
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	assert_int_equal(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	assert_int_equal(listen(l, 1), 0);
-	assert_int_equal(getsockname(l, (struct sockaddr *)&sa, &len), 0);
-	*a = socket(AF_INET, SOCK_STREAM, 0);
-	assert_int_equal(connect(*a, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	*b = accept(l, NULL, NULL);
-	assert_true(*b >= 0);
-	close(l);
-}
 
 static int setup(void **state)
 {
