@@ -38,6 +38,7 @@
 #include "http/h1_scan.h"
 #include "http/headers.h"
 #include "http/write_now.h"
+#include "util/memstr.h"
 
 /* Request line and line-end overhead allowed on top of the configured
  * header limits before the raw scanner gives up on a header block. */
@@ -71,7 +72,7 @@ static int take_request_line(struct mgw_http_conn *c,
 
 	if (rl->target_len > c->srv->lim.max_uri)
 		return 414;
-	x->method = strndup(rl->method, rl->method_len);
+	x->method = mgw_memstr(rl->method, rl->method_len);
 	if (!x->method)
 		return 503;
 	if (strcmp(x->method, "CONNECT") == 0)

@@ -40,6 +40,7 @@
 #include "http/read_now.h"
 #include "http/write_now.h"
 #include "net/listener.h"
+#include "util/memstr.h"
 #include "util/time.h"
 
 #define H2_PREFACE "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -334,6 +335,18 @@ int mgw_x_body_append(struct mgw_http_exchange *x, const void *p, size_t n)
 /* absolute-form t: x->target becomes its origin-form (path, "/" when
  * empty, and "?query"; a fragment is dropped) and x->authority its
  * host[:port] as written. */
+/* 1 when p[0..n) is lit, ASCII case folded (p need not be a string: the
+ * target may lie in the received bytes). */
+static int span_ieq(const char *p, size_t n, const char *lit)
+{
+	size_t i;
+
+	for (i = 0; i < n && lit[i]; i++)
+		if ((p[i] | 0x20) != lit[i])
+			return 0;
+	return i == n && !lit[i];
+}
+
 static int set_absolute_target(struct mgw_http_exchange *x, const char *t,
                                size_t n)
 {
@@ -348,8 +361,7 @@ static int set_absolute_target(struct mgw_http_exchange *x, const char *t,
 	    (u.field_set & (1 << UF_USERINFO)))
 		return MGW_EINVAL;
 	slen = u.field_data[UF_SCHEMA].len;
-	if (!((slen == 4 && strncasecmp(t, "http", 4) == 0) ||
-	      (slen == 5 && strncasecmp(t, "https", 5) == 0)))
+	if (!span_ieq(t, slen, "http") && !span_ieq(t, slen, "https"))
 		return MGW_EINVAL;
 	if ((u.field_set & (1 << UF_PATH)) && u.field_data[UF_PATH].len) {
 		path = t + u.field_data[UF_PATH].off;
@@ -380,9 +392,9 @@ static int set_absolute_target(struct mgw_http_exchange *x, const char *t,
 	}
 	target[plen + (q ? qlen + 1 : 0)] = '\0';
 	free(x->authority);
-	x->authority = strndup(t + hs, alen);
+	x->authority = mgw_memstr(t + hs, alen);
 	x->target = target;
-	x->path = strndup(path, plen);
+	x->path = mgw_memstr(path, plen);
 	return x->authority && x->path ? 0 : MGW_ENOMEM;
 }
 
@@ -402,8 +414,8 @@ int mgw_x_set_target(struct mgw_http_exchange *x, const char *t, size_t n,
 	} else {
 		return absolute ? set_absolute_target(x, t, n) : MGW_EINVAL;
 	}
-	x->target = strndup(t, n);
-	x->path = strndup(t, plen);
+	x->target = mgw_memstr(t, n);
+	x->path = mgw_memstr(t, plen);
 	return x->target && x->path ? 0 : MGW_ENOMEM;
 }
 
