@@ -152,17 +152,7 @@ wait "$LOOP" 2>/dev/null
 
 # every session, through each gateway
 for G in "$GA" "$GB"; do
-	LOST=""
-	for SID in "${SIDS[@]}"; do
-		ok1=0
-		for try in 1 2 3 4 5 6 7 8 9 10; do # bounded: the gateway may still be reconnecting
-			lwho "$G"
-			[ "$CODE" = 200 ] && { ok1=1; break; }
-			[ "$CODE" = 404 ] && break
-			sleep 0.5
-		done
-		[ $ok1 = 1 ] || LOST="$LOST ${SID:0:6}:$CODE"
-	done
+	lost_sessions "$G"
 	assert_eq "after the failover every session works through $G (0 lost)" "" "$LOST"
 done
 N404=$(grep -c '^404$' "$T_DIR/loop.codes" 2>/dev/null)

@@ -28,3 +28,22 @@ session_loop() {
 	LOOP=$!
 	track_pid "$LOOP"
 }
+
+# lost_sessions GATEWAY: the sessions of SIDS that GATEWAY no longer
+# serves (each tried up to 10 times, half a second apart, while the
+# gateway may still be reconnecting; a 404 is final), as "id:code"
+# words in LOST (empty: none lost).  Uses the test's lwho.
+lost_sessions() {
+	local g=$1 ok1 try
+	LOST=""
+	for SID in "${SIDS[@]}"; do
+		ok1=0
+		for try in 1 2 3 4 5 6 7 8 9 10; do
+			lwho "$g"
+			[ "$CODE" = 200 ] && { ok1=1; break; }
+			[ "$CODE" = 404 ] && break
+			sleep 0.5
+		done
+		[ $ok1 = 1 ] || LOST="$LOST ${SID:0:6}:$CODE"
+	done
+}

@@ -101,17 +101,7 @@ sleep 1 # past cache_ttl: lookups go to Redis again
 touch "$T_DIR/stop"
 wait "$LOOP" 2>/dev/null
 
-LOST=""
-for SID in "${SIDS[@]}"; do
-	ok1=0
-	for try in 1 2 3 4 5 6 7 8 9 10; do # bounded: the gateway may still be reconnecting
-		lwho "$GW"
-		[ "$CODE" = 200 ] && { ok1=1; break; }
-		[ "$CODE" = 404 ] && break
-		sleep 0.5
-	done
-	[ $ok1 = 1 ] || LOST="$LOST ${SID:0:6}:$CODE"
-done
+lost_sessions "$GW"
 assert_eq "after the failover every session works (0 lost)" "" "$LOST"
 N404=$(grep -c '^404$' "$T_DIR/loop.codes" 2>/dev/null)
 assert_eq "no request of the loop was answered 404 (session lost)" 0 "${N404:-0}"
