@@ -93,24 +93,6 @@ static int connection_listed(const struct mgw_headers *h, const char *name)
 	return 0;
 }
 
-/* A Content-Length of digits only that fits 64 bits.  Returns 0 or -1. */
-static int content_length(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Framing fields as a whole: one Content-Length at most, never with
  * Transfer-Encoding, and "chunked" as the only transfer coding; sets the
  * body's framing (skip: a HEAD answer, 204, 304). */
@@ -129,7 +111,7 @@ static int check_framing(struct mgw_client_conn *c, int skip)
 	if (nte > 1 ||
 	    (nte && strcasecmp(mgw_headers_get(h, "transfer-encoding"), "chunked")))
 		return perr(c, MGW_EPROTO, "unsupported response Transfer-Encoding");
-	if (ncl && content_length(mgw_headers_get(h, "content-length"), &len))
+	if (ncl && mgw_h1_content_length(mgw_headers_get(h, "content-length"), &len))
 		return perr(c, MGW_EPROTO, "invalid Content-Length in response");
 	c->body_left = 0;
 	c->body_to_close = 0;

@@ -105,25 +105,6 @@ static int take_fields(struct mgw_http_conn *c, struct mgw_h1_lines *it)
 	return 0;
 }
 
-/* A Content-Length: one or more digits, nothing else (no sign, blank or
- * list), as a number that fits 64 bits.  Returns 0 or -1. */
-static int content_length(const char *s, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		unsigned d = (unsigned)(*s - '0');
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
 /* RFC 9112 §9.3: HTTP/1.1 persists unless "close" is listed; HTTP/1.0
  * only with "keep-alive". */
 static int wants_keep_alive(const struct mgw_http_exchange *x)
@@ -179,7 +160,7 @@ static int check_framing(struct mgw_http_conn *c)
 		return 400;
 	if (nte && (x->http10 || strcasecmp(te, "chunked") != 0))
 		return 400;
-	if (ncl && content_length(cl, &len) != 0)
+	if (ncl && mgw_h1_content_length(cl, &len) != 0)
 		return 400;
 	st = check_host(c);
 	if (st)

@@ -108,3 +108,20 @@ int mgw_h1_split_field(const char *line, size_t len, const char **name,
 	*vlen = (size_t)(end - v);
 	return 0;
 }
+
+int mgw_h1_content_length(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}

@@ -14,6 +14,7 @@
 #define MGW_HTTP_H1_HEAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Lines of a scanned head p[0..n), in order. */
 struct mgw_h1_lines {
@@ -50,5 +51,10 @@ int mgw_h1_status_line(struct mgw_h1_lines *it, int *major, int *minor,
  * trailing blanks.  Returns 0 or MGW_EPROTO. */
 int mgw_h1_split_field(const char *line, size_t len, const char **name,
                        size_t *nlen, const char **value, size_t *vlen);
+
+/* A Content-Length value (NUL-terminated): one or more digits, nothing
+ * else (no sign, blank or list), as a number that fits 64 bits.  Returns
+ * 0 or -1.  Requests and responses are framed by the same rule. */
+int mgw_h1_content_length(const char *s, uint64_t *out);
 
 #endif
