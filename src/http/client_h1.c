@@ -84,15 +84,6 @@ static int take_fields(struct mgw_client_conn *c, struct mgw_h1_lines *it)
 	return 0;
 }
 
-static int connection_listed(const struct mgw_headers *h, const char *name)
-{
-	for (size_t i = 0; i < h->n; i++)
-		if (strcasecmp(h->v[i].name, "connection") == 0 &&
-		    mgw_header_list_has(h->v[i].value, name))
-			return 1;
-	return 0;
-}
-
 /* Framing fields as a whole: one Content-Length at most, never with
  * Transfer-Encoding, and "chunked" as the only transfer coding; sets the
  * body's framing (skip: a HEAD answer, 204, 304). */
@@ -133,9 +124,9 @@ static int keeps_alive(const struct mgw_client_conn *c, int minor)
 {
 	const struct mgw_headers *h = &c->req->resp;
 
-	if (c->body_to_close || connection_listed(h, "close"))
+	if (c->body_to_close || mgw_headers_connection_lists(h, "close"))
 		return 0;
-	return minor >= 1 || connection_listed(h, "keep-alive");
+	return minor >= 1 || mgw_headers_connection_lists(h, "keep-alive");
 }
 
 /* 1 when field i of h is hop-by-hop: by name, or named by a Connection
@@ -143,7 +134,7 @@ static int keeps_alive(const struct mgw_client_conn *c, int minor)
 static int hop_field(const struct mgw_headers *h, size_t i, int conn)
 {
 	return mgw_header_is_hop_by_hop(h->v[i].name) ||
-	       (conn && connection_listed(h, h->v[i].name));
+	       (conn && mgw_headers_connection_lists(h, h->v[i].name));
 }
 
 /* Replaces the collected head by its end-to-end fields (most responses
