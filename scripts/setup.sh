@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
 	build-essential autoconf automake libtool pkg-config
 	libevent-dev libnghttp2-dev libhttp-parser-dev libssl-dev
-	libjansson-dev libyaml-dev libhiredis-dev libcmocka-dev
+	libjansson-dev libyaml-dev libhiredis-dev libcmocka-dev libmimalloc-dev
 	redis-server nghttp2-client curl openssl jq ca-certificates procps
 	iproute2 psmisc haproxy nginx groff-base
 	prometheus

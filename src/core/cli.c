@@ -19,6 +19,7 @@
 #include "core/cli.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "util/allocator.h"
 #include "util/parse.h"
 
 int mgw_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -44,6 +45,7 @@ int mgw_cli_version(FILE *out)
 	        JANSSON_VERSION, yaml_get_version_string(), hp >> 16 & 255,
 	        hp >> 8 & 255, hp & 255, HIREDIS_MAJOR, HIREDIS_MINOR,
 	        HIREDIS_PATCH);
+	fprintf(out, "  allocator: %s\n", mgw_allocator_name());
 	return fflush(out) == 0 ? MGW_EXIT_OK : MGW_EXIT_RUNTIME;
 }
 

@@ -24,6 +24,7 @@
 #include "proxy/stateful-t.h"
 #include "proxy/upstream.h"
 #include "session/store.h"
+#include "util/allocator.h"
 #include "util/prom.h"
 #include "util/time.h"
 
@@ -51,13 +52,14 @@ static void process_info(struct mgw_prom *p, const struct mgw_metrics *m)
 		L("libevent", event_get_version()),
 		L("openssl", OpenSSL_version(OPENSSL_VERSION_STRING)),
 		L("nghttp2", ng ? ng->version_str : ""),
+		L("allocator", mgw_allocator_name()),
 	};
 	uint64_t ok, failed;
 	double last;
 
 	mgw_prom_family(p, "mcpgw_build_info", "gauge",
 	                "The mcpgw version and the libraries it runs on (always 1).");
-	mgw_prom_sample(p, "mcpgw_build_info", l, 4, 1);
+	mgw_prom_sample(p, "mcpgw_build_info", l, 5, 1);
 	mgw_prom_family(p, "mcpgw_start_time_seconds", "gauge",
 	                "When the gateway started, in seconds since the epoch.");
 	mgw_prom_sample(p, "mcpgw_start_time_seconds", NULL, 0, m->start_time);

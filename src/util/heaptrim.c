@@ -4,6 +4,9 @@
 
 #include <malloc.h>
 #include <pthread.h>
+#ifdef HAVE_MIMALLOC
+#include <mimalloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +29,7 @@
  * allocations went elsewhere (an interposed allocator): glibc attaches
  * the thread that initializes malloc to its main arena without counting
  * it, and two such threads abort at exit ("a->attached_threads > 0"). */
-#ifndef HEAPTRIM_OFF
+#if !defined(HEAPTRIM_OFF) && !defined(HAVE_MIMALLOC)
 static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
 #endif
 
@@ -46,7 +49,7 @@ uint64_t mgw_heap_resident(void)
 	return (uint64_t)resident * (uint64_t)page;
 }
 
-#ifndef HEAPTRIM_OFF
+#if !defined(HEAPTRIM_OFF) && !defined(HAVE_MIMALLOC)
 /* The trim itself; the caller holds trim_lock. */
 static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 {
@@ -64,12 +67,34 @@ static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 }
 #endif
 
+#if defined(HAVE_MIMALLOC) && !defined(HEAPTRIM_OFF)
+/* mimalloc: every thread has a heap of its own and gives a freed page
+ * back by itself once its reset delay has passed, but only when that
+ * heap is next collected.  mi_collect(false) is that collection, for the
+ * calling thread's heap: each worker runs it from its own timer.  No
+ * lock (the heaps are per thread), no count of free bytes to compare
+ * with min_free (mimalloc keeps none in a release build): a collection
+ * of a heap with nothing to give back only walks its pages. */
+static void trim_mimalloc(struct mgw_heap_trim *r)
+{
+	uint64_t before = mgw_heap_resident(), after;
+
+	mi_collect(false);
+	after = mgw_heap_resident();
+	r->trimmed = 1;
+	r->returned = before > after ? before - after : 0;
+}
+#endif
+
 uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out)
 {
 	struct mgw_heap_trim r;
 
 	memset(&r, 0, sizeof(r));
-#ifndef HEAPTRIM_OFF
+#if defined(HAVE_MIMALLOC) && !defined(HEAPTRIM_OFF)
+	(void)min_free;
+	trim_mimalloc(&r);
+#elif !defined(HEAPTRIM_OFF)
 	if (pthread_mutex_trylock(&trim_lock) == 0) {
 		trim_locked(min_free, &r);
 		pthread_mutex_unlock(&trim_lock);

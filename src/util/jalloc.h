@@ -32,12 +32,19 @@
 #define MGW_JALLOC_MAX 256   /* larger blocks go straight to malloc/free */
 #define MGW_JALLOC_KEEP 512  /* blocks kept per size class per thread */
 
-/* Installs the allocation functions; call once in main, before any
- * jansson value is made.  Returns 0, or -1 when the thread-exit hook
+/* Installs the allocation functions where the cache helps: glibc's
+ * malloc (configure --without-mimalloc); built with mimalloc, whose own
+ * per-thread free lists are cheaper than this cache in front of them,
+ * and under AddressSanitizer it does nothing.  Call once in main, before
+ * any jansson value is made.  Returns 0, or -1 when the thread-exit hook
  * could not be made (jansson then keeps malloc/free). */
 int mgw_jalloc_init(void);
 
-/* 1 when the cache is in use (not under AddressSanitizer). */
+/* Installs them whatever the allocator (not under AddressSanitizer): for
+ * the cache's own tests, in a build of either kind.  Same returns. */
+int mgw_jalloc_install(void);
+
+/* 1 when the cache is in use (installed, not under AddressSanitizer). */
 int mgw_jalloc_active(void);
 
 /* Frees the calling thread's cached blocks (the main thread, at exit,

@@ -111,6 +111,10 @@ assert_match "A: Content-Type is the 0.0.4 text format" '^text/plain; version=0\
 promtool_clean "$T_DIR/a1.prom" "A"
 P=$T_DIR/a1.prom
 assert_eq "A: mcpgw_build_info is 1" 1 "$(metric "$P" mcpgw_build_info 'version="')"
+alloc=$("$MCPGW" version | sed -n 's/^  allocator: //p')
+assert_match "A: mcpgw version names the allocator" '^(mimalloc-[0-9.]+|glibc|AddressSanitizer)$' "$alloc"
+assert_eq "A: mcpgw_build_info names the same allocator" 1 \
+	"$(metric "$P" mcpgw_build_info "allocator=\"$alloc\"")"
 assert_eq "A: tools/call 2xx modern on route 0 / pool, as many as sent" $((N + 2)) \
 	"$(metric "$P" mcpgw_requests_total 'route="0",upstream="pool",mcp_method="tools/call",era="modern",status_class="2xx"')"
 assert_eq "A: tools/list counted once" 1 "$(metric "$P" mcpgw_requests_total 'mcp_method="tools/list"')"

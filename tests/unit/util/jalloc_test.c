@@ -24,7 +24,7 @@
 static int setup(void **state)
 {
 	(void)state;
-	return mgw_jalloc_init();
+	return mgw_jalloc_install();
 }
 
 static void test_block_reused(void **state)
