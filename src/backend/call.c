@@ -139,7 +139,7 @@ int mgw_be_call_notify(struct mgw_be_call *c, const char *method,
  * still makes the stream visibly start before the answer. */
 void mgw_be_call_start(struct mgw_be_call *c, int force_sse)
 {
-	json_t *meta = c->msg.meta, *token = NULL, *level = NULL, *p;
+	json_t *meta = mgw_jrpc_meta(&c->msg), *token = NULL, *level = NULL, *p;
 	const char *method = c->msg.method ? c->msg.method : "request";
 
 	if (force_sse)
@@ -245,7 +245,7 @@ static void finish(struct mgw_be_call *c, int status, char *body, size_t len)
 		return;
 	}
 	if (!body) {
-		body = mgw_jrpc_error_body(c->msg.id, MGW_JRPC_INTERNAL_ERROR,
+		body = mgw_jrpc_error_body(mgw_jrpc_id(&c->msg), MGW_JRPC_INTERNAL_ERROR,
 		                           "Out of memory", NULL, &len);
 		status = 500;
 		if (!body) {
@@ -302,7 +302,7 @@ void mgw_be_call_result(struct mgw_be_call *c, json_t *result)
 	}
 	if (c->era == MGW_BE_MODERN)
 		decorate_modern(c->be, result);
-	body = mgw_jrpc_result_body(c->msg.id, result, &len);
+	body = mgw_jrpc_result_body(mgw_jrpc_id(&c->msg), result, &len);
 	finish(c, 200, body, len);
 }
 
@@ -316,7 +316,7 @@ void mgw_be_call_error(struct mgw_be_call *c, int status, int code,
 		json_decref(data);
 		return;
 	}
-	body = mgw_jrpc_error_body(c->msg.id, code, message, data, &len);
+	body = mgw_jrpc_error_body(mgw_jrpc_id(&c->msg), code, message, data, &len);
 	finish(c, status, body, len);
 }
 

@@ -235,7 +235,7 @@ static struct mgw_be_session *require_session(struct mgw_backend *be,
 
 static const char *negotiate(const struct mgw_jrpc_msg *m)
 {
-	const char *want = json_string_value(json_object_get(m->params, "protocolVersion"));
+	const char *want = json_string_value(json_object_get(mgw_jrpc_params(m), "protocolVersion"));
 
 	/* The client's version when we speak it, else our latest legacy one
 	 * (lifecycle spec: version negotiation).  A modern version asked for
@@ -256,10 +256,10 @@ static void do_initialize(struct mgw_backend *be, struct mgw_http_exchange *x,
 	char instructions[400];
 
 	be->stats.initialize_count++;
-	if (!json_is_object(msg->params) ||
-	    !json_is_string(json_object_get(msg->params, "protocolVersion"))) {
+	if (!json_is_object(mgw_jrpc_params(msg)) ||
+	    !json_is_string(json_object_get(mgw_jrpc_params(msg), "protocolVersion"))) {
 		mgw_info(&ctx, "initialize without params.protocolVersion (400)");
-		mgw_be_reply_error(x, 400, msg->id, MGW_JRPC_INVALID_PARAMS,
+		mgw_be_reply_error(x, 400, mgw_jrpc_id(msg), MGW_JRPC_INVALID_PARAMS,
 		                   "Invalid params: protocolVersion is required",
 		                   NULL, NULL);
 		mgw_jrpc_msg_deinit(msg);
@@ -268,7 +268,7 @@ static void do_initialize(struct mgw_backend *be, struct mgw_http_exchange *x,
 	if (mgw_strmap_count(be->sessions) >= be->conf.max_sessions) {
 		mgw_warn(&ctx, "session table full (%zu sessions): initialize refused (503)",
 		         be->conf.max_sessions);
-		mgw_be_reply_error(x, 503, msg->id, MGW_JRPC_INTERNAL_ERROR,
+		mgw_be_reply_error(x, 503, mgw_jrpc_id(msg), MGW_JRPC_INTERNAL_ERROR,
 		                   "Server busy: too many sessions", NULL, NULL);
 		mgw_jrpc_msg_deinit(msg);
 		return;
@@ -322,7 +322,7 @@ oom:
 			mgw_strmap_free(s->counters);
 		free(s);
 	}
-	mgw_be_reply_error(x, 500, msg->id, MGW_JRPC_INTERNAL_ERROR,
+	mgw_be_reply_error(x, 500, mgw_jrpc_id(msg), MGW_JRPC_INTERNAL_ERROR,
 	                   "Out of memory", NULL, NULL);
 	mgw_jrpc_msg_deinit(msg);
 }
@@ -347,7 +347,7 @@ void mgw_be_legacy_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		do_initialize(be, x, msg);
 		return;
 	}
-	s = require_session(be, x, msg->kind == MGW_JRPC_REQUEST ? msg->id : NULL);
+	s = require_session(be, x, msg->kind == MGW_JRPC_REQUEST ? mgw_jrpc_id(msg) : NULL);
 	if (!s) {
 		mgw_jrpc_msg_deinit(msg);
 		return;

@@ -61,7 +61,7 @@ static int is_task_method(const char *m)
 static void listen_open(struct mgw_backend *be, struct mgw_http_exchange *x,
                         struct mgw_jrpc_msg *msg)
 {
-	json_t *filter = json_object_get(msg->params, "notifications");
+	json_t *filter = json_object_get(mgw_jrpc_params(msg), "notifications");
 	json_t *granted = json_object(), *ack;
 	struct mgw_be_stream *st;
 	char *body;
@@ -73,13 +73,13 @@ static void listen_open(struct mgw_backend *be, struct mgw_http_exchange *x,
 		json_decref(granted);
 		return;
 	}
-	st->sub_id = json_incref(msg->id);
+	st->sub_id = json_incref(mgw_jrpc_id(msg));
 	st->tools_list_changed = tools;
 	/* Only the types this server can emit are acknowledged; it has no
 	 * prompts or resources, so those filters are left out. */
 	if (tools)
 		json_object_set_new(granted, "toolsListChanged", json_true());
-	ack = json_pack("{s{sO}so}", "_meta", META_SUB, msg->id, "notifications",
+	ack = json_pack("{s{sO}so}", "_meta", META_SUB, mgw_jrpc_id(msg), "notifications",
 	                granted);
 	body = mgw_jrpc_notification_body("notifications/subscriptions/acknowledged",
 	                                  ack, &len);
@@ -142,11 +142,11 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		/* Only reached by a modern-only server: name the versions it does
 		 * speak, the one diagnostic a legacy client can show (versioning
 		 * spec, backward compatibility). */
-		const char *want = json_string_value(json_object_get(msg->params,
+		const char *want = json_string_value(json_object_get(mgw_jrpc_params(msg),
 		                                                     "protocolVersion"));
 		be->stats.unsupported_versions++;
 		mgw_info(&ctx, "initialize sent to a modern-only server (400)");
-		mgw_be_reply_error(x, 400, msg->id, MGW_MCP_UNSUPPORTED_VERSION,
+		mgw_be_reply_error(x, 400, mgw_jrpc_id(msg), MGW_MCP_UNSUPPORTED_VERSION,
 		                   "Unsupported protocol version: this server speaks "
 		                   MGW_MCP_MODERN_VERSION " without initialize",
 		                   unsupported_data(want), NULL);
@@ -172,17 +172,17 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 		}
 		mgw_info(&ctx, "%s rejected (%d %d): %s", method,
 		         v.status ? v.status : 400, v.code, v.message);
-		mgw_be_reply_error(x, v.status ? v.status : 400, msg->id, v.code,
+		mgw_be_reply_error(x, v.status ? v.status : 400, mgw_jrpc_id(msg), v.code,
 		                   v.message, data, NULL);
 		mgw_jrpc_msg_deinit(msg);
 		return;
 	}
-	caps = msg->meta ? json_object_get(msg->meta, META_CAPS) : NULL;
+	caps = mgw_jrpc_meta(msg) ? json_object_get(mgw_jrpc_meta(msg), META_CAPS) : NULL;
 	if (!json_is_object(caps)) {
 		/* A required per-request field is missing: Invalid params, 400
 		 * (basic spec, _meta). */
 		mgw_info(&ctx, "%s without _meta " META_CAPS " (400)", method);
-		mgw_be_reply_error(x, 400, msg->id, MGW_JRPC_INVALID_PARAMS,
+		mgw_be_reply_error(x, 400, mgw_jrpc_id(msg), MGW_JRPC_INVALID_PARAMS,
 		                   "Invalid params: _meta " META_CAPS " is required",
 		                   NULL, NULL);
 		mgw_jrpc_msg_deinit(msg);
@@ -197,7 +197,7 @@ void mgw_be_modern_post(struct mgw_backend *be, struct mgw_http_exchange *x,
 	    strcmp(method, "tools/list") != 0 && strcmp(method, "tools/call") != 0 &&
 	    !is_task_method(method)) {
 		mgw_info(&ctx, "unknown method '%.64s' (404)", method);
-		mgw_be_reply_error(x, 404, msg->id, MGW_JRPC_METHOD_NOT_FOUND,
+		mgw_be_reply_error(x, 404, mgw_jrpc_id(msg), MGW_JRPC_METHOD_NOT_FOUND,
 		                   "Method not found", NULL, NULL);
 		mgw_jrpc_msg_deinit(msg);
 		return;

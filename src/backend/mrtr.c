@@ -657,10 +657,10 @@ static void consume_state(struct mgw_backend *be, const char *rs)
 void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 {
 	struct mgw_backend *be = c->be;
-	json_t *params = c->msg.params, *rounds = json_object_get(args, "rounds");
+	json_t *params = mgw_jrpc_params(&c->msg), *rounds = json_object_get(args, "rounds");
 	json_t *rs = json_object_get(params, "requestState");
 	json_t *resp = json_object_get(params, "inputResponses");
-	json_t *caps = c->msg.meta ? json_object_get(c->msg.meta,
+	json_t *caps = mgw_jrpc_meta(&c->msg) ? json_object_get(mgw_jrpc_meta(&c->msg),
 	                             "io.modelcontextprotocol/clientCapabilities") : NULL;
 	json_t *state = NULL;
 	char digest[33], prin[33];
@@ -716,7 +716,7 @@ void mgw_mrtr_run_book(struct mgw_be_call *c, json_t *args)
 static void resume(struct mgw_be_call *c, json_t *state, const char *digest)
 {
 	struct mgw_backend *be = c->be;
-	json_t *params = c->msg.params;
+	json_t *params = mgw_jrpc_params(&c->msg);
 	json_t *rs = json_object_get(params, "requestState");
 	json_t *resp = json_object_get(params, "inputResponses");
 	char text[96], booking[33];

@@ -177,7 +177,7 @@ static void mcp_post(struct mgw_backend *be, struct mgw_http_exchange *x)
 		snprintf(text, sizeof(text), "%s", why);
 		mgw_info(&ctx, "rejected body (%d): %s", code, text);
 		/* the request's id when it could be read (JSON-RPC 2.0 5.1) */
-		mgw_be_reply_error(x, 400, msg.id, code, text, NULL, NULL);
+		mgw_be_reply_error(x, 400, mgw_jrpc_id(&msg), code, text, NULL, NULL);
 		mgw_jrpc_msg_deinit(&msg);
 		return;
 	}

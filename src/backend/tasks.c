@@ -277,7 +277,7 @@ static int legacy_tasks_session(const struct mgw_be_session *sess)
 
 static int modern_declares(const struct mgw_be_call *c)
 {
-	json_t *caps = c->msg.meta ? json_object_get(c->msg.meta, META_CAPS) : NULL;
+	json_t *caps = mgw_jrpc_meta(&c->msg) ? json_object_get(mgw_jrpc_meta(&c->msg), META_CAPS) : NULL;
 
 	return json_is_object(json_object_get(json_object_get(caps, "extensions"),
 	                                      EXT_TASKS));
@@ -296,7 +296,7 @@ int mgw_be_task_requested(struct mgw_be_call *c, struct mgw_be_session *sess)
 	if (c->era == MGW_BE_MODERN)
 		/* SEP-2663: the task parameter of 2025-11-25 is ignored */
 		return modern_declares(c);
-	task = json_object_get(c->msg.params, "task");
+	task = json_object_get(mgw_jrpc_params(&c->msg), "task");
 	if (!task || !legacy_tasks_session(sess))
 		return 0; /* no task capability for this version: run normally */
 	ttl = json_object_get(task, "ttl");
@@ -424,7 +424,7 @@ static void on_task_created(int err, const struct mgw_be_task *stored,
 static uint32_t task_ttl(const struct mgw_be_call *c)
 {
 	uint32_t ttl = (uint32_t)(c->be->conf.task_ttl * 1000.0);
-	json_t *want = json_object_get(json_object_get(c->msg.params, "task"), "ttl");
+	json_t *want = json_object_get(json_object_get(mgw_jrpc_params(&c->msg), "task"), "ttl");
 
 	if (c->era == MGW_BE_LEGACY && json_is_integer(want) &&
 	    json_integer_value(want) < (json_int_t)ttl)
@@ -546,7 +546,7 @@ out:
 static void lookup(struct mgw_be_call *c)
 {
 	struct mgw_be_task_store *s = c->be->tasks->store;
-	const char *id = json_string_value(json_object_get(c->msg.params, "taskId"));
+	const char *id = json_string_value(json_object_get(mgw_jrpc_params(&c->msg), "taskId"));
 
 	mgw_be_call_ref(c);
 	s->ops->get(s, id, on_got, c);
@@ -631,7 +631,7 @@ void mgw_be_tasks_method(struct mgw_be_call *c)
 {
 	struct mgw_be_task_store *s = c->be->tasks->store;
 	const char *m = c->msg.method;
-	json_t *id = json_object_get(c->msg.params, "taskId");
+	json_t *id = json_object_get(mgw_jrpc_params(&c->msg), "taskId");
 
 	if (!json_is_string(id)) {
 		bad_params(c, "Invalid params: taskId must be a string");
@@ -648,7 +648,7 @@ void mgw_be_tasks_method(struct mgw_be_call *c)
 			return;
 		}
 		if (strcmp(m, "tasks/update") == 0 &&
-		    !json_is_object(json_object_get(c->msg.params, "inputResponses"))) {
+		    !json_is_object(json_object_get(mgw_jrpc_params(&c->msg), "inputResponses"))) {
 			bad_params(c, "Invalid params: inputResponses must be an object");
 			return;
 		}

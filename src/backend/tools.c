@@ -153,7 +153,7 @@ static void run_whoami(struct mgw_be_call *c, struct mgw_be_session *sess,
 static void on_slept(struct mgw_be_call *c)
 {
 	char text[64];
-	json_t *ms = json_object_get(json_object_get(c->msg.params, "arguments"), "ms");
+	json_t *ms = json_object_get(json_object_get(mgw_jrpc_params(&c->msg), "arguments"), "ms");
 
 	snprintf(text, sizeof(text), "slept %" JSON_INTEGER_FORMAT " ms",
 	         json_integer_value(ms));
@@ -185,7 +185,7 @@ static void run_sleep(struct mgw_be_call *c, struct mgw_be_session *sess,
 
 static uint32_t slow_job_ms(const struct mgw_be_call *c)
 {
-	json_t *ms = json_object_get(json_object_get(c->msg.params, "arguments"), "ms");
+	json_t *ms = json_object_get(json_object_get(mgw_jrpc_params(&c->msg), "arguments"), "ms");
 
 	return ms ? (uint32_t)json_integer_value(ms) : SLOW_JOB_DEFAULT_MS;
 }
@@ -231,7 +231,7 @@ static void run_slow_job(struct mgw_be_call *c, struct mgw_be_session *sess,
 static void ticks_args(const struct mgw_be_call *c, uint32_t *count,
                        uint32_t *interval)
 {
-	json_t *args = json_object_get(c->msg.params, "arguments");
+	json_t *args = json_object_get(mgw_jrpc_params(&c->msg), "arguments");
 
 	*count = (uint32_t)json_integer_value(json_object_get(args, "count"));
 	*interval = (uint32_t)json_integer_value(json_object_get(args, "interval_ms"));
@@ -253,7 +253,7 @@ static void on_ticks_done(struct mgw_be_call *c)
  * wrote them, so a test can compare it with when its client saw them. */
 static void on_tick(struct mgw_be_call *c)
 {
-	json_t *meta = c->msg.meta, *token = NULL, *level = NULL;
+	json_t *meta = mgw_jrpc_meta(&c->msg), *token = NULL, *level = NULL;
 	uint32_t count, interval, k = ++c->ticks_sent;
 	unsigned long long now = (unsigned long long)mgw_be_wall_ms();
 	char msg[96], comment[96];
@@ -474,7 +474,7 @@ static void run_notify(struct mgw_be_call *c, struct mgw_be_session *sess,
 	}
 	/* Modern: request-scoped, and only when the request asked for log
 	 * messages (logging spec: no notifications/message without logLevel). */
-	level = c->msg.meta ? json_object_get(c->msg.meta, "io.modelcontextprotocol/logLevel")
+	level = mgw_jrpc_meta(&c->msg) ? json_object_get(mgw_jrpc_meta(&c->msg), "io.modelcontextprotocol/logLevel")
 	                    : NULL;
 	if (!json_is_string(level)) {
 		tool_result(c, 0, "not delivered: the request has no "
@@ -653,7 +653,7 @@ json_t *mgw_be_tools_list(const struct mgw_backend *be, enum mgw_be_era era)
 void mgw_be_tools_call(struct mgw_be_call *c, struct mgw_be_session *sess)
 {
 	const char *name = c->msg.name;
-	json_t *args = json_object_get(c->msg.params, "arguments");
+	json_t *args = json_object_get(mgw_jrpc_params(&c->msg), "arguments");
 	char msg[200];
 
 	c->be->stats.tool_calls++;
@@ -672,7 +672,7 @@ void mgw_be_tools_call(struct mgw_be_call *c, struct mgw_be_session *sess)
 			continue;
 		/* taskSupport absent means forbidden: -32601 (tasks spec) */
 		if (tools[i].run != run_slow_job && c->era == MGW_BE_LEGACY &&
-		    json_object_get(c->msg.params, "task") &&
+		    json_object_get(mgw_jrpc_params(&c->msg), "task") &&
 		    mgw_be_tasks_speaks(c, sess)) {
 			snprintf(msg, sizeof(msg), "Method not found: tool %.100s does "
 			         "not support task-augmented execution", name);

@@ -147,15 +147,15 @@ static int take_if_ours(struct ld_hreq *q, const char *s, size_t len)
 	if (mgw_jrpc_classify(s, len, 0, &m) != 0)
 		return 0;
 	if (m.kind == MGW_JRPC_RESPONSE) {
-		if (m.id && json_is_integer(m.id) && q->id &&
-		    json_integer_value(m.id) == q->id)
+		if (mgw_jrpc_id(&m) && json_is_integer(mgw_jrpc_id(&m)) && q->id &&
+		    json_integer_value(mgw_jrpc_id(&m)) == q->id)
 			ours = 1;
-		else if (!m.id && !is_2xx(q->status))
+		else if (!mgw_jrpc_id(&m) && !is_2xx(q->status))
 			ours = 1;
 	}
 	if (ours) {
 		json_decref(q->resp);
-		q->resp = json_incref(m.root);
+		q->resp = json_incref(mgw_jrpc_root(&m));
 	}
 	mgw_jrpc_msg_deinit(&m);
 	return ours;

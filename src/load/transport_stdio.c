@@ -121,9 +121,9 @@ static void answer_server(struct mgw_load_agent *a, const struct mgw_jrpc_msg *m
 	char *body;
 
 	if (strcmp(m->method, "ping") == 0)
-		body = mgw_jrpc_result_body(m->id, json_object(), &len);
+		body = mgw_jrpc_result_body(mgw_jrpc_id(m), json_object(), &len);
 	else
-		body = mgw_jrpc_error_body(m->id, MGW_JRPC_METHOD_NOT_FOUND,
+		body = mgw_jrpc_error_body(mgw_jrpc_id(m), MGW_JRPC_METHOD_NOT_FOUND,
 		                           "Method not found", NULL, &len);
 	if (body && a->sio.in) {
 		bufferevent_write(a->sio.in, body, len);
@@ -141,9 +141,9 @@ static void handle_line(struct mgw_load_agent *a, const char *line, size_t n)
 		return;
 	if (m.kind == MGW_JRPC_REQUEST) {
 		answer_server(a, &m);
-	} else if (m.kind == MGW_JRPC_RESPONSE && s->want_id && m.id &&
-	           json_is_integer(m.id) && json_integer_value(m.id) == s->want_id) {
-		json_t *root = json_incref(m.root);
+	} else if (m.kind == MGW_JRPC_RESPONSE && s->want_id && mgw_jrpc_id(&m) &&
+	           json_is_integer(mgw_jrpc_id(&m)) && json_integer_value(mgw_jrpc_id(&m)) == s->want_id) {
+		json_t *root = json_incref(mgw_jrpc_root(&m));
 
 		s->want_id = 0;
 		s->fails = 0;
@@ -246,13 +246,13 @@ static int write_msg(struct mgw_load_agent *a, const struct ld_msg *m)
 	if (bufferevent_write(s->in, m->body, m->body_len) != 0 ||
 	    bufferevent_write(s->in, "\n", 1) != 0)
 		return MGW_ENOMEM;
-	if (m->id == 0) {
+	if (mgw_jrpc_id(m) == 0) {
 		/* a notification has no answer on stdio: accepted once
 		 * written, told from the loop */
 		s->accepted_ev = 1;
 		event_active(s->answer_ev, 0, 0);
 	} else {
-		s->want_id = m->id;
+		s->want_id = mgw_jrpc_id(m);
 	}
 	return 0;
 }

@@ -579,3 +579,260 @@ json_t *mgw_json_parse_flags(const void *buf, size_t len, size_t max_depth,
 	}
 	return v;
 }
+
+/* ---- the skim (json.h): the same reading, nothing built ----------------- */
+
+struct sk {
+	struct rd r;
+	struct mgw_json_error e;
+	const char *const *path;
+	size_t npath;
+	struct mgw_json_skim *out;
+	unsigned nkeys;             /* names of the objects open now */
+	const unsigned char *key[MGW_JSON_SKIM_KEYS];
+	size_t klen[MGW_JSON_SKIM_KEYS];
+};
+
+static int sk_value(struct sk *k, int lv, struct mgw_json_member *m);
+
+/* The number at r->p, by the grammar alone: under MGW_JSON_WIDE_NUMBERS
+ * every number the grammar allows is read (json.h). */
+static int sk_number(struct sk *k, struct mgw_json_member *m)
+{
+	const unsigned char *p = k->r.p, *end = k->r.end;
+
+	m->integer = 1;
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || *p < '0' || *p > '9')
+		return -1;
+	if (*p == '0') {
+		p++;
+		if (p < end && *p >= '0' && *p <= '9')
+			return -1;
+	} else {
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && *p == '.') {
+		m->integer = 0;
+		p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return -1;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		m->integer = 0;
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || *p < '0' || *p > '9')
+			return -1;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+	}
+	k->r.p = p;
+	return 0;
+}
+
+static int sk_path_member(const struct sk *k, int lv, const unsigned char *a,
+                          size_t n)
+{
+	const char *want;
+
+	if (lv < 0 || (size_t)lv >= k->npath || lv + 1 >= MGW_JSON_SKIM_LEVELS)
+		return -1;
+	want = k->path[lv];
+	return strlen(want) == n && memcmp(want, a, n) == 0 ? lv + 1 : -1;
+}
+
+/* An object; lv >= 0 when it is the path's object of that level, whose
+ * members are recorded. */
+static int sk_object(struct sk *k, int lv)
+{
+	struct rd *r = &k->r;
+	unsigned base = k->nkeys;
+	int rc = -1;
+
+	if (lv >= 0)
+		k->out->found[lv] = 1;
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == '}') {
+		r->p++;
+		return 0;
+	}
+	for (;;) {
+		struct mgw_json_member m = {0};
+		int esc, nul;
+
+		if (r->p >= r->end || *r->p != '"' ||
+		    scan_string(r, &m.key, &m.val, &esc, &nul) != 0 || esc)
+			goto out; /* an escaped name: the parse compares it */
+		m.klen = (size_t)(m.val - m.key);
+		for (unsigned i = base; i < k->nkeys; i++)
+			if (k->klen[i] == m.klen &&
+			    memcmp(k->key[i], m.key, m.klen) == 0)
+				goto out; /* a duplicate */
+		if (k->nkeys == MGW_JSON_SKIM_KEYS)
+			goto out;
+		k->key[k->nkeys] = m.key;
+		k->klen[k->nkeys++] = m.klen;
+		skip_ws(r);
+		if (r->p >= r->end || *r->p != ':')
+			goto out;
+		r->p++;
+		if (sk_value(k, sk_path_member(k, lv, m.key, m.klen), &m) != 0)
+			goto out;
+		if (lv >= 0) {
+			if (k->out->n[lv] < MGW_JSON_SKIM_MEMBERS)
+				k->out->level[lv][k->out->n[lv]++] = m;
+			else
+				k->out->overflow = 1;
+		}
+		skip_ws(r);
+		if (r->p < r->end && *r->p == ',') {
+			r->p++;
+			skip_ws(r);
+			continue;
+		}
+		if (r->p < r->end && *r->p == '}') {
+			r->p++;
+			rc = 0;
+		}
+		goto out;
+	}
+out:
+	k->nkeys = base;
+	return rc;
+}
+
+static int sk_array(struct sk *k)
+{
+	struct rd *r = &k->r;
+
+	r->p++;
+	skip_ws(r);
+	if (r->p < r->end && *r->p == ']') {
+		r->p++;
+		return 0;
+	}
+	for (;;) {
+		struct mgw_json_member m;
+
+		if (sk_value(k, -1, &m) != 0)
+			return -1;
+		skip_ws(r);
+		if (r->p < r->end && *r->p == ',') {
+			r->p++;
+			continue;
+		}
+		if (r->p < r->end && *r->p == ']') {
+			r->p++;
+			return 0;
+		}
+		return -1;
+	}
+}
+
+static int sk_literal(struct sk *k, const char *word, size_t n)
+{
+	if ((size_t)(k->r.end - k->r.p) < n || memcmp(k->r.p, word, n) != 0)
+		return -1;
+	k->r.p += n;
+	return 0;
+}
+
+/* A value; lv >= 0 when, should it be an object, it is the path's
+ * object of that level.  Fills m's value, type and flags. */
+static int sk_value(struct sk *k, int lv, struct mgw_json_member *m)
+{
+	struct rd *r = &k->r;
+	const unsigned char *a, *b;
+	int rc, nul, esc;
+
+	skip_ws(r);
+	if (r->p >= r->end || ++r->values > MGW_JSON_MAX_VALUES)
+		return -1;
+	m->val = r->p;
+	m->esc = 0;
+	m->integer = 0;
+	switch (*r->p) {
+	case '{':
+	case '[':
+		if (++r->depth > r->max_depth)
+			return -1;
+		m->type = *r->p == '{' ? 'o' : 'a';
+		rc = *r->p == '{' ? sk_object(k, lv) : sk_array(k);
+		r->depth--;
+		break;
+	case '"':
+		m->type = 's';
+		rc = scan_string(r, &a, &b, &esc, &nul);
+		m->esc = (unsigned char)esc;
+		break;
+	case 't':
+		m->type = 'l';
+		rc = sk_literal(k, "true", 4);
+		break;
+	case 'f':
+		m->type = 'l';
+		rc = sk_literal(k, "false", 5);
+		break;
+	case 'n':
+		m->type = 'l';
+		rc = sk_literal(k, "null", 4);
+		break;
+	default:
+		m->type = 'n';
+		rc = sk_number(k, m);
+		break;
+	}
+	m->vlen = (size_t)(r->p - m->val);
+	return rc;
+}
+
+int mgw_json_skim(const void *buf, size_t len, size_t max_depth,
+                  const char *const *path, size_t npath,
+                  struct mgw_json_skim *out)
+{
+	struct sk k;
+	struct mgw_json_member top;
+
+	out->top = 0;
+	memset(out->n, 0, sizeof(out->n));
+	memset(out->found, 0, sizeof(out->found));
+	out->overflow = 0;
+	k.r.s = k.r.p = buf;
+	k.r.end = k.r.s + len;
+	k.r.depth = 0;
+	k.r.values = 0;
+	k.r.flags = MGW_JSON_WIDE_NUMBERS;
+	k.r.max_depth = max_depth ? max_depth : DEFAULT_MAX_DEPTH;
+	memset(&k.e, 0, sizeof(k.e));
+	k.r.err = &k.e;
+	k.path = path;
+	k.npath = npath;
+	k.out = out;
+	k.nkeys = 0;
+	if (sk_value(&k, 0, &top) != 0)
+		return -1;
+	out->top = top.type;
+	skip_ws(&k.r);
+	return k.r.p == k.r.end && !out->overflow ? 0 : -1;
+}
+
+const struct mgw_json_member *mgw_json_skim_get(const struct mgw_json_skim *s,
+                                                unsigned lv, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (lv >= MGW_JSON_SKIM_LEVELS)
+		return NULL;
+	for (unsigned i = 0; i < s->n[lv]; i++)
+		if (s->level[lv][i].klen == n &&
+		    memcmp(s->level[lv][i].key, key, n) == 0)
+			return &s->level[lv][i];
+	return NULL;
+}

@@ -77,4 +77,55 @@ json_t *mgw_json_parse_flags(const void *buf, size_t len, size_t max_depth,
  * number holds; *text, *len (either may be NULL) its exact text. */
 int mgw_json_wide_number(json_t *v, const char **text, size_t *len);
 
+/* ---- the skim: checking a document without building it ---------------
+ *
+ * mgw_json_skim reads a document as mgw_json_parse_flags(...,
+ * MGW_JSON_WIDE_NUMBERS) does and builds nothing: it says whether that
+ * parse would succeed, and records the members of a few objects along
+ * one path (the top-level object, its member path[0] when that is an
+ * object, that one's member path[1], ...).  It keeps to what it can
+ * decide cheaply and answers "unsure" otherwise: any error (the parse
+ * then finds it, with its message), a member name with an escape, more
+ * than MGW_JSON_SKIM_KEYS member names open at once (the duplicate check
+ * compares names; the parse's hash table takes over).  So a skim that
+ * succeeds means the document is valid and the parse would build it;
+ * tests/fuzz/jsonrpc_fuzz.c checks that claim against the parse. */
+#define MGW_JSON_SKIM_KEYS 256     /* member names open at once */
+#define MGW_JSON_SKIM_MEMBERS 16   /* members recorded per object of the path */
+#define MGW_JSON_SKIM_LEVELS 3     /* the top-level object and two below */
+
+/* One member: its name (raw, no escapes) and its value's bytes. */
+struct mgw_json_member {
+	const unsigned char *key, *val;
+	size_t klen, vlen;
+	char type;        /* 'o' object, 'a' array, 's' string, 'n' number,
+	                   * 'l' true/false/null */
+	unsigned char esc; /* a string with escapes (its raw bytes are not its
+	                    * value) */
+	unsigned char integer; /* a number without fraction or exponent */
+};
+
+struct mgw_json_skim {
+	char top;                 /* the type of the top-level value */
+	/* level[0]: the top-level object's members (when it is one);
+	 * level[i]: the members of level[i-1]'s member path[i-1], when that
+	 * is an object (n[i] = 0 and found[i] = 0 otherwise) */
+	struct mgw_json_member level[MGW_JSON_SKIM_LEVELS][MGW_JSON_SKIM_MEMBERS];
+	unsigned n[MGW_JSON_SKIM_LEVELS];
+	unsigned char found[MGW_JSON_SKIM_LEVELS];
+	unsigned char overflow;   /* an object of the path had more members
+	                           * than MGW_JSON_SKIM_MEMBERS (not recorded) */
+};
+
+/* Skims len bytes of buf (see above); path has npath (< MGW_JSON_SKIM_LEVELS)
+ * member names.  Returns 0 when the document is valid and every object of
+ * the path was recorded whole, -1 when unsure. */
+int mgw_json_skim(const void *buf, size_t len, size_t max_depth,
+                  const char *const *path, size_t npath,
+                  struct mgw_json_skim *out);
+
+/* The member named key among level[lv]'s, or NULL. */
+const struct mgw_json_member *mgw_json_skim_get(const struct mgw_json_skim *s,
+                                                unsigned lv, const char *key);
+
 #endif

@@ -26,6 +26,7 @@
 #include "autoconf.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,13 +101,13 @@ static int extract_params(struct mgw_jrpc_msg *m, json_t *params)
 
 	if (!json_is_object(params))
 		return 0;
-	m->params = params;
+	m->params_ = params;
 	meta = json_object_get(params, "_meta");
 	if (json_is_object(meta)) {
 		json_t *pv = json_object_get(meta,
 		        "io.modelcontextprotocol/protocolVersion");
 
-		m->meta = meta;
+		m->meta_ = meta;
 		if (pv && !plain_string(pv)) {
 			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 			            "_meta protocolVersion must be a string");
@@ -180,15 +181,15 @@ static void classify_object(struct mgw_jrpc_msg *m, json_t *o)
 				return;
 			}
 			m->kind = MGW_JRPC_REQUEST;
-			m->id = id;
+			m->id_ = id;
 		} else {
 			m->kind = MGW_JRPC_NOTIFICATION;
 		}
 		m->method = json_string_value(method);
 		if (extract_params(m, params) < 0) {
 			m->method = NULL;
-			m->params = NULL;
-			m->meta = NULL;
+			m->params_ = NULL;
+			m->meta_ = NULL;
 			m->meta_protocol_version = NULL;
 			m->name = NULL;
 			m->task_id = NULL;
@@ -223,7 +224,7 @@ static void classify_object(struct mgw_jrpc_msg *m, json_t *o)
 		return;
 	}
 	m->kind = MGW_JRPC_RESPONSE;
-	m->id = json_is_null(id) ? NULL : id;
+	m->id_ = json_is_null(id) ? NULL : id;
 }
 
 int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
@@ -243,9 +244,9 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 		body = (const unsigned char *)body + 3;
 		len -= 3;
 	}
-	m->root = mgw_json_parse_flags(body, len, max_depth,
+	m->root_ = mgw_json_parse_flags(body, len, max_depth,
 	                               MGW_JSON_WIDE_NUMBERS, &jerr);
-	if (!m->root) {
+	if (!m->root_) {
 		switch (jerr.code) {
 		case MGW_JSON_NOMEM:
 			return MGW_ENOMEM;
@@ -268,25 +269,25 @@ int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
 			return 0;
 		}
 	}
-	if (json_is_array(m->root)) {
-		if (json_array_size(m->root) == 0)
+	if (json_is_array(m->root_)) {
+		if (json_array_size(m->root_) == 0)
 			set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 			            "empty batch");
 		else
 			m->kind = MGW_JRPC_BATCH;
 		return 0;
 	}
-	if (!json_is_object(m->root)) {
+	if (!json_is_object(m->root_)) {
 		set_invalid(m, MGW_JRPC_INVALID_REQUEST,
 		            "a JSON-RPC message must be an object");
 		return 0;
 	}
-	classify_object(m, m->root);
+	classify_object(m, m->root_);
 	if (m->kind == MGW_JRPC_INVALID) {
 		/* Keep a usable id so the error answer can name the request. */
-		json_t *id = json_object_get(m->root, "id");
+		json_t *id = json_object_get(m->root_, "id");
 
-		m->id = id_valid(id) ? id : NULL;
+		m->id_ = id_valid(id) ? id : NULL;
 	}
 	return 0;
 }
@@ -295,8 +296,236 @@ void mgw_jrpc_msg_deinit(struct mgw_jrpc_msg *m)
 {
 	if (!m)
 		return;
-	json_decref(m->root);
+	json_decref(m->root_);
+	free(m->text);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- the lazy classification (jsonrpc.h) -------------------------------- */
+
+static const char *const skim_path[] = {"params", "_meta"};
+
+/* A string member's bytes without its quotes. */
+#define INNER(mb) ((mb)->val + 1)
+#define INNER_LEN(mb) ((mb)->vlen - 2)
+
+static int plain_member(const struct mgw_json_member *mb)
+{
+	return mb && mb->type == 's' && !mb->esc;
+}
+
+/* What id_valid says, of a member: an integer of any size, or a string
+ * (an escaped one is left to the full classification). */
+static int skim_id_valid(const struct mgw_json_member *id)
+{
+	return (id->type == 'n' && id->integer) || plain_member(id);
+}
+
+static int inner_is(const struct mgw_json_member *mb, const char *s)
+{
+	size_t n = strlen(s);
+
+	return INNER_LEN(mb) == n && memcmp(INNER(mb), s, n) == 0;
+}
+
+struct lazy_strings {
+	const struct mgw_json_member *method, *name, *task_id, *pv;
+};
+
+/* The members a request's params hold for the classification: name (or
+ * uri) and taskId as extract_params reads them.  -1 when one is a string
+ * with escapes (the full classification reads it). */
+static int lazy_request_names(const struct mgw_json_skim *s,
+                              struct lazy_strings *ls)
+{
+	const struct mgw_json_member *method = ls->method, *name = NULL;
+
+	if (inner_is(method, "tools/call") || inner_is(method, "prompts/get"))
+		name = mgw_json_skim_get(s, 1, "name");
+	else if (inner_is(method, "resources/read"))
+		name = mgw_json_skim_get(s, 1, "uri");
+	if (name && name->type == 's' && name->esc)
+		return -1;
+	ls->name = plain_member(name) ? name : NULL;
+	if (INNER_LEN(method) >= 6 && memcmp(INNER(method), "tasks/", 6) == 0) {
+		const struct mgw_json_member *tid = mgw_json_skim_get(s, 1, "taskId");
+
+		if (tid && tid->type == 's' && tid->esc)
+			return -1;
+		ls->task_id = plain_member(tid) ? tid : NULL;
+	}
+	return 0;
+}
+
+/* classify_object's decisions for a message it would find valid, read
+ * from the skim; -1 for anything else. */
+static int lazy_kind(const struct mgw_json_skim *s, const unsigned char *b,
+                     struct mgw_jrpc_msg *m, struct lazy_strings *ls)
+{
+	const struct mgw_json_member *ver = mgw_json_skim_get(s, 0, "jsonrpc"),
+	        *method = mgw_json_skim_get(s, 0, "method"),
+	        *id = mgw_json_skim_get(s, 0, "id"),
+	        *params = mgw_json_skim_get(s, 0, "params"),
+	        *result = mgw_json_skim_get(s, 0, "result"),
+	        *error = mgw_json_skim_get(s, 0, "error"), *meta;
+
+	if (!plain_member(ver) || !inner_is(ver, "2.0"))
+		return -1;
+	if (!method) {
+		/* a result response; an error response's members are checked
+		 * by the full classification */
+		if (error || !result || !id || !skim_id_valid(id))
+			return -1;
+		m->kind = MGW_JRPC_RESPONSE;
+		return 0;
+	}
+	if (result || error || !plain_member(method) || INNER_LEN(method) == 0 ||
+	    (params && params->type != 'o' && params->type != 'a') ||
+	    (id && !skim_id_valid(id)))
+		return -1;
+	m->kind = id ? MGW_JRPC_REQUEST : MGW_JRPC_NOTIFICATION;
+	ls->method = method;
+	if (!params || params->type != 'o')
+		return 0;
+	meta = mgw_json_skim_get(s, 1, "_meta");
+	if (meta && meta->type == 'o') {
+		m->has_meta = 1;
+		ls->pv = mgw_json_skim_get(s, 2,
+		        "io.modelcontextprotocol/protocolVersion");
+		if (ls->pv && !plain_member(ls->pv))
+			return -1;
+	}
+	for (unsigned i = 0; i < s->n[1]; i++) {
+		m->pkey[i].off = (size_t)(s->level[1][i].key - b);
+		m->pkey[i].len = s->level[1][i].klen;
+	}
+	m->n_pkeys = s->n[1];
+	return m->kind == MGW_JRPC_REQUEST ? lazy_request_names(s, ls) : 0;
+}
+
+/* One copy: the body, then each string NUL-terminated. */
+static int lazy_copy(struct mgw_jrpc_msg *m, const unsigned char *body,
+                     size_t len, const struct lazy_strings *ls)
+{
+	const struct mgw_json_member *mb[4] = {ls->method, ls->name, ls->task_id,
+	                                       ls->pv};
+	const char **dst[4] = {&m->method, &m->name, &m->task_id,
+	                       &m->meta_protocol_version};
+	size_t total = len;
+	char *w;
+
+	for (int i = 0; i < 4; i++)
+		if (mb[i])
+			total += INNER_LEN(mb[i]) + 1;
+	if (!(m->text = malloc(total ? total : 1)))
+		return MGW_ENOMEM;
+	memcpy(m->text, body, len);
+	m->text_len = len;
+	w = m->text + len;
+	for (int i = 0; i < 4; i++) {
+		if (!mb[i])
+			continue;
+		memcpy(w, INNER(mb[i]), INNER_LEN(mb[i]));
+		w[INNER_LEN(mb[i])] = '\0';
+		*dst[i] = w;
+		w += INNER_LEN(mb[i]) + 1;
+	}
+	return 0;
+}
+
+int mgw_jrpc_classify_lazy(const void *body, size_t len, size_t max_depth,
+                           struct mgw_jrpc_msg *m)
+{
+	const unsigned char *b = body;
+	struct mgw_json_skim s;
+	struct lazy_strings ls = {0};
+
+	memset(m, 0, sizeof(*m));
+	if (len >= 3 && memcmp(b, "\xEF\xBB\xBF", 3) == 0) {
+		b += 3;
+		len -= 3;
+	}
+	if (mgw_json_skim(b, len, max_depth ? max_depth : DEFAULT_MAX_DEPTH,
+	                  skim_path, 2, &s) != 0 ||
+	    s.top != 'o' || s.n[0] == 0 || lazy_kind(&s, b, m, &ls) != 0) {
+		memset(m, 0, sizeof(*m));
+		return mgw_jrpc_classify(body, len + (size_t)(b - (const unsigned char *)body),
+		                         max_depth, m);
+	}
+	m->lazy = 1;
+	if (lazy_copy(m, b, len, &ls) != 0) {
+		memset(m, 0, sizeof(*m));
+		return MGW_ENOMEM;
+	}
+	return 0;
+}
+
+/* Builds the tree of a lazy message and its views, as classify_object
+ * sets them. */
+static void build_tree(struct mgw_jrpc_msg *m)
+{
+	struct mgw_json_error jerr;
+	json_t *params, *meta, *id;
+
+	if (!m->lazy || m->root_ || m->lazy_failed)
+		return;
+	m->root_ = mgw_json_parse_flags(m->text, m->text_len, SIZE_MAX,
+	                                MGW_JSON_WIDE_NUMBERS, &jerr);
+	if (!m->root_) {
+		m->lazy_failed = 1; /* the skim read it whole: no memory */
+		return;
+	}
+	id = json_object_get(m->root_, "id");
+	if (m->kind != MGW_JRPC_NOTIFICATION)
+		m->id_ = id;
+	if (m->kind == MGW_JRPC_RESPONSE)
+		return;
+	params = json_object_get(m->root_, "params");
+	if (!json_is_object(params))
+		return;
+	m->params_ = params;
+	meta = json_object_get(params, "_meta");
+	m->meta_ = json_is_object(meta) ? meta : NULL;
+}
+
+#define VIEW(field)                                                         \
+	do {                                                                \
+		struct mgw_jrpc_msg *w = (struct mgw_jrpc_msg *)m;          \
+		build_tree(w);                                              \
+		return w->field;                                            \
+	} while (0)
+
+json_t *mgw_jrpc_root(const struct mgw_jrpc_msg *m) { VIEW(root_); }
+json_t *mgw_jrpc_params(const struct mgw_jrpc_msg *m) { VIEW(params_); }
+json_t *mgw_jrpc_meta(const struct mgw_jrpc_msg *m) { VIEW(meta_); }
+json_t *mgw_jrpc_id(const struct mgw_jrpc_msg *m) { VIEW(id_); }
+
+int mgw_jrpc_tree_failed(const struct mgw_jrpc_msg *m)
+{
+	return m->lazy_failed;
+}
+
+int mgw_jrpc_parsed(const struct mgw_jrpc_msg *m)
+{
+	return m->lazy || m->root_ != NULL;
+}
+
+int mgw_jrpc_params_has(const struct mgw_jrpc_msg *m, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (!m->lazy)
+		return json_object_get(m->params_, key) != NULL;
+	for (unsigned i = 0; i < m->n_pkeys; i++)
+		if (m->pkey[i].len == n &&
+		    memcmp(m->text + m->pkey[i].off, key, n) == 0)
+			return 1;
+	return 0;
+}
+
+int mgw_jrpc_has_meta(const struct mgw_jrpc_msg *m)
+{
+	return m->lazy ? m->has_meta : m->meta_ != NULL;
 }
 
 /* Serializes o compactly and releases it.  NULL on no memory.  With

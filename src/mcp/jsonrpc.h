@@ -9,6 +9,8 @@
 
 #include <jansson.h>
 
+#include "mcp/json.h"
+
 /* JSON-RPC and MCP error codes. */
 enum {
 	MGW_JRPC_PARSE_ERROR = -32700,
@@ -29,23 +31,39 @@ enum mgw_jrpc_kind {
 	MGW_JRPC_BATCH,           /* a JSON array (not allowed since 2025-06-18) */
 };
 
-/* The classification of one body.  All pointers borrow from root. */
+/* The classification of one body.  The four views of the document
+ * (root_, params_, meta_, id_) are read through mgw_jrpc_root,
+ * mgw_jrpc_params, mgw_jrpc_meta and mgw_jrpc_id, never directly: after
+ * mgw_jrpc_classify_lazy they are built on first use.  The strings
+ * (method, name, task_id, meta_protocol_version) are always there and
+ * live as long as the message. */
 struct mgw_jrpc_msg {
 	enum mgw_jrpc_kind kind;
-	json_t *root;             /* owned: the parsed document (NULL if unparsable) */
-	json_t *id;               /* string or integer id, or NULL */
+	json_t *root_;            /* owned: the parsed document (NULL if
+	                           * unparsable, or not built yet) */
+	json_t *id_;              /* string or integer id, or NULL */
 	const char *method;       /* NULL unless request/notification */
-	json_t *params;           /* object or NULL */
+	json_t *params_;          /* object or NULL */
 	const char *name;         /* params.name (tools/call, prompts/get) or
 	                           * params.uri (resources/read), else NULL */
 	const char *task_id;      /* params.taskId of a tasks/... request (the
 	                           * value Mcp-Name mirrors, SEP-2663), else
 	                           * NULL; kept apart from name since a task id
 	                           * may be a bearer handle, never logged */
-	json_t *meta;             /* params._meta object or NULL */
+	json_t *meta_;            /* params._meta object or NULL */
 	const char *meta_protocol_version; /* _meta["io.modelcontextprotocol/protocolVersion"] */
 	int error_code;           /* for INVALID: -32700 or -32600 */
 	char error_msg[128];      /* for INVALID: why */
+	/* mgw_jrpc_classify_lazy's: the body's copy (the tree is built from
+	 * it on first use), the strings above after it; params' member names
+	 * as offsets into it */
+	char *text;
+	size_t text_len;
+	unsigned char lazy;       /* classified by the skim; tree on demand */
+	unsigned char lazy_failed; /* building it ran out of memory */
+	unsigned char has_meta;   /* lazy: params._meta is an object */
+	unsigned n_pkeys;
+	struct { size_t off, len; } pkey[MGW_JSON_SKIM_MEMBERS];
 };
 
 /* Parses and classifies a body of len bytes.  Rejects nesting deeper than
@@ -55,11 +73,12 @@ struct mgw_jrpc_msg {
  * Details: duplicate object member names anywhere are rejected (-32600; see
  * jsonrpc.c for why); a request id must be a string or integer (null,
  * fractions, booleans are -32600); a notification has no "id" member at
- * all; params may be an object or an array, but m->params is set only for
- * an object (MCP uses objects); a response has exactly one of result /
- * error, an error response may have a null or missing id (m->id NULL);
- * an empty batch "[]" is INVALID; for INVALID messages m->id still names a
- * valid string/integer id when the body had one, so the error can echo it.
+ * all; params may be an object or an array, but the params view is set
+ * only for an object (MCP uses objects); a response has exactly one of
+ * result / error, an error response may have a null or missing id (id
+ * view NULL); an empty batch "[]" is INVALID; for INVALID messages the
+ * id view still names a valid string/integer id when the body had one,
+ * so the error can echo it.
  * Numbers of any size are read (MGW_JSON_WIDE_NUMBERS, mcp/json.h): an
  * integer id beyond json_int_t is a wide number, which the builders
  * below write back as its exact text.
@@ -71,6 +90,38 @@ struct mgw_jrpc_msg {
  * error. */
 int mgw_jrpc_classify(const void *body, size_t len, size_t max_depth,
                       struct mgw_jrpc_msg *m);
+
+/* The same classification, with the same answers, for the gateway's
+ * request path: a body the skim (mcp/json.h) reads whole, an object
+ * whose envelope and MCP members are plain (no escapes), is classified
+ * without a jansson tree; the tree is built from a copy of the body when
+ * one of the views is first asked for.  Anything else (a batch, an
+ * error, an escaped string the classification reads, an invalid
+ * message) goes through mgw_jrpc_classify, so every message and error
+ * is the same. */
+int mgw_jrpc_classify_lazy(const void *body, size_t len, size_t max_depth,
+                           struct mgw_jrpc_msg *m);
+
+/* The views.  Each builds the tree on first use after
+ * mgw_jrpc_classify_lazy (NULL, as if absent, only when that ran out of
+ * memory: mgw_jrpc_tree_failed says so).  m is const for the caller: the
+ * message is the same before and after. */
+json_t *mgw_jrpc_root(const struct mgw_jrpc_msg *m);
+json_t *mgw_jrpc_params(const struct mgw_jrpc_msg *m);
+json_t *mgw_jrpc_meta(const struct mgw_jrpc_msg *m);
+json_t *mgw_jrpc_id(const struct mgw_jrpc_msg *m);
+int mgw_jrpc_tree_failed(const struct mgw_jrpc_msg *m);
+
+/* 1 when the body was JSON (whatever its classification): what a
+ * non-NULL root used to say. */
+int mgw_jrpc_parsed(const struct mgw_jrpc_msg *m);
+
+/* 1 when params is an object with a member named key (no tree built). */
+int mgw_jrpc_params_has(const struct mgw_jrpc_msg *m, const char *key);
+
+/* 1 when params has an _meta object (no tree built). */
+int mgw_jrpc_has_meta(const struct mgw_jrpc_msg *m);
+
 void mgw_jrpc_msg_deinit(struct mgw_jrpc_msg *m);
 
 /* Serializes {"jsonrpc":"2.0","id":id,"error":{"code","message"[,"data"]}}.

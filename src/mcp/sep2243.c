@@ -355,7 +355,7 @@ static int check_name(const struct mgw_headers *h,
 	else if (is_task_method(m->method)) {
 		/* a taskId that is not a string is the server's -32602 to
 		 * answer, whatever the header says */
-		if (!m->task_id && json_object_get(m->params, "taskId"))
+		if (!m->task_id && mgw_jrpc_params_has(m, "taskId"))
 			return 1;
 		field = "params.taskId";
 		name = m->task_id;
@@ -538,7 +538,7 @@ static int check_param(const struct mgw_headers *h,
 		v->status = 500;
 		return 0;
 	}
-	args = m->params ? json_object_get(m->params, "arguments") : NULL;
+	args = mgw_jrpc_params(m) ? json_object_get(mgw_jrpc_params(m), "arguments") : NULL;
 	if (p->param[0] == '/')
 		val = pointer_get(args, p->param);
 	else

@@ -288,9 +288,9 @@ int mgw_affinity_wants(const struct mgw_txn *t)
 
 	if (!t->route->group || !t->route->group->tasks || !t->have_msg ||
 	    t->msg.kind != MGW_JRPC_REQUEST || !t->msg.method ||
-	    strcmp(t->msg.method, "tools/call") != 0 || !t->msg.meta)
+	    strcmp(t->msg.method, "tools/call") != 0 || !mgw_jrpc_has_meta(&t->msg))
 		return 0;
-	caps = json_object_get(t->msg.meta,
+	caps = json_object_get(mgw_jrpc_meta(&t->msg),
 	                       "io.modelcontextprotocol/clientCapabilities");
 	ext = json_object_get(caps, "extensions");
 	return json_object_get(ext, TASKS_EXTENSION) != NULL;

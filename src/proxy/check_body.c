@@ -14,7 +14,7 @@ static enum mgw_check_verdict run(struct mgw_txn *t)
 {
 	if (t->pl->conf->mode == MGW_MODE_STATELESS ||
 	    t->era == MGW_ERA_IS_MODERN || !mgw_check_json_body(t) ||
-	    t->msg.root || mgw_http_req_header(t->x, "mcp-session-id"))
+	    mgw_jrpc_parsed(&t->msg) || mgw_http_req_header(t->x, "mcp-session-id"))
 		return MGW_CHECK_PASS;
 	return mgw_check_reject_body(t);
 }

@@ -184,13 +184,15 @@ static enum mgw_check_verdict run(struct mgw_txn *t)
 	if (!rc || !rc->has_mrtr || !rc->mrtr.single_use || !t->pl->mrtr ||
 	    !t->have_msg)
 		return MGW_CHECK_PASS;
-	if (t->msg.kind == MGW_JRPC_BATCH && batch_carries_state(t->msg.root))
+	if (t->msg.kind == MGW_JRPC_BATCH && batch_carries_state(mgw_jrpc_root(&t->msg)))
 		return mgw_check_reject(t, 400, MGW_JRPC_INVALID_REQUEST,
 		                        "requestState in a batch: batches do not "
 		                        "exist in the protocol revision that "
 		                        "defines requestState (2026-07-28)",
 		                        NULL, 1, "requestState in a batch");
-	if (t->msg.kind != MGW_JRPC_REQUEST || !(rs = request_state(t->msg.params)))
+	if (t->msg.kind != MGW_JRPC_REQUEST ||
+	    !mgw_jrpc_params_has(&t->msg, "requestState") ||
+	    !(rs = request_state(mgw_jrpc_params(&t->msg))))
 		return MGW_CHECK_PASS;
 	if (!EVP_Digest(json_string_value(rs), json_string_length(rs), d, NULL,
 	                EVP_sha256(), NULL))

@@ -69,7 +69,7 @@ static enum mgw_check_verdict judge_batch(struct mgw_txn *t,
 	size_t i;
 	json_t *o;
 
-	json_array_foreach(t->msg.root, i, o) {
+	json_array_foreach(mgw_jrpc_root(&t->msg), i, o) {
 		const char *method = json_string_value(json_object_get(o, "method"));
 		const char *name = element_name(o, method);
 

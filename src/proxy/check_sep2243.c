@@ -55,7 +55,7 @@ enum mgw_confirm mgw_confirm_need(const struct mgw_headers *h,
 	int leans = route_on_headers || mgw_headers_get(h, "mcp-method") ||
 	            mgw_headers_get(h, "mcp-name");
 
-	if (!leans && !m->root &&
+	if (!leans && !mgw_jrpc_parsed(m) &&
 	    !mgw_proxy_is_json_type(mgw_headers_get(h, "content-type")))
 		return MGW_CONFIRM_NONE;
 	if (mgw_body_content_coded(h))

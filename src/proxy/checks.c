@@ -48,6 +48,15 @@ enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
 		if (c->phase != phase || !(c->handlers & t->h->bit))
 			continue;
 		v = c->run(t);
+		if (v == MGW_CHECK_PASS && t->have_msg &&
+		    mgw_jrpc_tree_failed(&t->msg)) {
+			/* the check read a view of the body (built on first
+			 * use, mcp/jsonrpc.h) that no memory was left for:
+			 * it judged an empty one */
+			mgw_txn_fail(t, MGW_PERR_INTERNAL,
+			             "no memory to read the request body");
+			return MGW_CHECK_ANSWERED;
+		}
 		if (v == MGW_CHECK_PENDING)
 			mgw_txn_watch_client(t); /* a client leaving frees t */
 		if (v != MGW_CHECK_PASS)
@@ -59,7 +68,7 @@ enum mgw_check_verdict mgw_checks_run(struct mgw_txn *t,
 int mgw_check_json_body(const struct mgw_txn *t)
 {
 	return t->have_msg &&
-	       (t->msg.root ||
+	       (mgw_jrpc_parsed(&t->msg) ||
 	        mgw_proxy_is_json_type(mgw_http_req_header(t->x, "content-type")));
 }
 

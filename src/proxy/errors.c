@@ -104,7 +104,7 @@ int mgw_proxy_wants_jsonrpc(const struct mgw_jrpc_msg *m,
                             const char *content_type, const char *accept,
                             size_t body_len)
 {
-	if (m && m->root)
+	if (m && mgw_jrpc_parsed(m))
 		return 1;
 	if (content_type && is_json_type(content_type))
 		return 1;
@@ -116,7 +116,7 @@ json_t *mgw_proxy_reply_id(const struct mgw_jrpc_msg *m)
 	if (!m)
 		return NULL;
 	if (m->kind == MGW_JRPC_REQUEST || m->kind == MGW_JRPC_INVALID)
-		return m->id;
+		return mgw_jrpc_id(m);
 	return NULL;
 }
 

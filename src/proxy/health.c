@@ -81,8 +81,8 @@ enum mgw_probe_answer mgw_health_classify(int status, int expect_status,
 	if (status != 400 && status != 404 && status != 405)
 		return MGW_PROBE_OTHER;
 	if (len && mgw_jrpc_classify(body, len, 0, &m) == 0) {
-		jrpc_error = m.kind == MGW_JRPC_RESPONSE && m.root &&
-		             json_object_get(m.root, "error") != NULL;
+		jrpc_error = m.kind == MGW_JRPC_RESPONSE && mgw_jrpc_root(&m) &&
+		             json_object_get(mgw_jrpc_root(&m), "error") != NULL;
 		mgw_jrpc_msg_deinit(&m);
 	}
 	if (jrpc_error)

@@ -344,7 +344,7 @@ static int begin_stream(struct mgw_txn *t, const struct mgw_headers *h,
 	rl->stamping = rl->sse && (flags & MGW_RELAY_F_STAMP);
 	if (rl->stamping && (flags & MGW_RELAY_F_STAMP_REQ) && t->have_msg &&
 	    t->msg.kind == MGW_JRPC_REQUEST)
-		mgw_sse_stamper_init_req(&rl->stamp, tag, t->msg.id);
+		mgw_sse_stamper_init_req(&rl->stamp, tag, mgw_jrpc_id(&t->msg));
 	else if (rl->stamping)
 		mgw_sse_stamper_init(&rl->stamp, tag);
 	if ((flags & MGW_RELAY_F_CAPTURE) && !(rl->cap = evbuffer_new())) {

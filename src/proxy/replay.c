@@ -49,9 +49,8 @@ int mgw_replay_method_safe(const char *method)
 
 int mgw_replay_carries_state(const struct mgw_jrpc_msg *m)
 {
-	return json_is_object(m->params) &&
-	       (json_object_get(m->params, "requestState") ||
-	        json_object_get(m->params, "inputResponses"));
+	return mgw_jrpc_params_has(m, "requestState") ||
+	       mgw_jrpc_params_has(m, "inputResponses");
 }
 
 enum mgw_replay_verdict mgw_replay_judge(const struct mgw_jrpc_msg *m,

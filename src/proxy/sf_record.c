@@ -204,7 +204,7 @@ static void record_tools(struct mgw_sf_req *q, const void *body, size_t len,
 	/* the route's group learns too (what stateless requests go by) */
 	if (q->t->route->group->replay &&
 	    mgw_replay_tools_learn(&q->t->route->group->replay->tools, res,
-	                           json_object_get(q->t->msg.params, "cursor") != NULL,
+	                           mgw_jrpc_params_has(&q->t->msg, "cursor"),
 	                           mgw_now_ms()) == 0)
 		atomic_fetch_add(&q->t->route->group->replay->learned, 1);
 	if (n > MGW_SESSION_MAX_SAFE_TOOLS)
@@ -218,7 +218,7 @@ static void record_tools(struct mgw_sf_req *q, const void *body, size_t len,
 		b->n++;
 	}
 	/* a later page (with a cursor) adds to what the first one said */
-	b->merge = json_object_get(q->t->msg.params, "cursor") != NULL;
+	b->merge = mgw_jrpc_params_has(&q->t->msg, "cursor");
 	bg_start(b, q->rec);
 	goto out;
 nomem:

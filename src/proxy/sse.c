@@ -267,8 +267,8 @@ static json_t *as_response(const void *data, size_t len, size_t max_depth)
 
 	if (len == 0 || mgw_jrpc_classify(data, len, max_depth, &m) != 0)
 		return NULL;
-	if (m.kind == MGW_JRPC_RESPONSE && m.root)
-		r = json_incref(m.root);
+	if (m.kind == MGW_JRPC_RESPONSE && mgw_jrpc_root(&m))
+		r = json_incref(mgw_jrpc_root(&m));
 	mgw_jrpc_msg_deinit(&m);
 	return r;
 }

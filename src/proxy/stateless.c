@@ -130,7 +130,7 @@ static void on_complete(struct mgw_txn *t, const void *body, size_t len)
 		return;
 	if (mgw_replay_tools_learn_body(&g->tools, body, len, t->rl.sse,
 	                                t->pl->conf->max_json_depth,
-	                                json_object_get(t->msg.params, "cursor") != NULL,
+	                                mgw_jrpc_params_has(&t->msg, "cursor"),
 	                                mgw_now_ms()) == 0)
 		atomic_fetch_add(&g->learned, 1);
 }

@@ -50,8 +50,9 @@ int mgw_txn_classify(struct mgw_txn *t)
 	/* Look at the body as MCP, never changing it: the bytes forwarded
 	 * are the bytes received. */
 	if (strcmp(mgw_http_method(t->x), "POST") == 0) {
-		if (mgw_jrpc_classify(body, body_len, t->pl->conf->max_json_depth,
-		                      &t->msg) != 0) {
+		if (mgw_jrpc_classify_lazy(body, body_len,
+		                           t->pl->conf->max_json_depth,
+		                           &t->msg) != 0) {
 			return MGW_ENOMEM;
 		}
 		t->have_msg = 1;

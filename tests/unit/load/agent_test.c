@@ -249,7 +249,7 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 		         s->tag ? s->tag : "", ++s->sessions);
 		mgw_headers_init(&h);
 		mgw_headers_adds(&h, "Mcp-Session-Id", s->session);
-		reply_result(s, x, m->id,
+		reply_result(s, x, mgw_jrpc_id(m),
 		             json_pack("{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
 		                       "2025-11-25", "capabilities", "serverInfo",
 		                       "name", "scripted", "version", "1"), &h);
@@ -258,13 +258,13 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 	}
 	if (!sid) {
 		reply_error(x, s->legacy_probe_status ? s->legacy_probe_status : 400,
-		            m->id, MGW_JRPC_INVALID_REQUEST,
+		            mgw_jrpc_id(m), MGW_JRPC_INVALID_REQUEST,
 		            "Bad Request: Mcp-Session-Id header is required");
 		return;
 	}
 	if (!s->session[0] || strcmp(sid, s->session) != 0) {
 		if (s->lost_msg)
-			reply_error(x, s->lost_status, m->id, -32001, s->lost_msg);
+			reply_error(x, s->lost_status, mgw_jrpc_id(m), -32001, s->lost_msg);
 		else
 			mgw_http_respond(x, s->lost_status, NULL, NULL, NULL, 0);
 		return;
@@ -278,18 +278,18 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 
 		s->fail_status = 0;
 		if (s->fail_msg)
-			reply_error(x, st, m->id, MGW_JRPC_INVALID_PARAMS, s->fail_msg);
+			reply_error(x, st, mgw_jrpc_id(m), MGW_JRPC_INVALID_PARAMS, s->fail_msg);
 		else
 			mgw_http_respond(x, st, NULL, "text/plain", "oops", 4);
 		return;
 	}
 	if (strcmp(m->method, "tools/list") == 0) {
-		reply_result(s, x, m->id, json_pack("{s:[]}", "tools"), NULL);
+		reply_result(s, x, mgw_jrpc_id(m), json_pack("{s:[]}", "tools"), NULL);
 		return;
 	}
-	reply_result(s, x, m->id,
+	reply_result(s, x, mgw_jrpc_id(m),
 	             run_tool(s, m->name ? m->name : "",
-	                      json_object_get(m->params, "arguments")), NULL);
+	                      json_object_get(mgw_jrpc_params(m), "arguments")), NULL);
 }
 
 /* The "ask" tool, an MRTR dialogue of two input rounds: no state asks
@@ -301,18 +301,18 @@ static void legacy_post(struct srv *s, struct mgw_http_exchange *x,
 static void run_ask(struct srv *s, struct mgw_http_exchange *x,
                     struct mgw_jrpc_msg *m)
 {
-	const char *rs = json_string_value(json_object_get(m->params, "requestState"));
-	json_t *resp = json_object_get(m->params, "inputResponses");
-	json_t *caps = json_object_get(m->meta,
+	const char *rs = json_string_value(json_object_get(mgw_jrpc_params(m), "requestState"));
+	json_t *resp = json_object_get(mgw_jrpc_params(m), "inputResponses");
+	json_t *caps = json_object_get(mgw_jrpc_meta(m),
 	                               "io.modelcontextprotocol/clientCapabilities");
 	const char *next_key, *next_state;
 
 	if (!json_is_object(json_object_get(caps, "elicitation"))) {
-		reply_result(s, x, m->id, tool_text("no elicitation", 1, NULL), NULL);
+		reply_result(s, x, mgw_jrpc_id(m), tool_text("no elicitation", 1, NULL), NULL);
 		return;
 	}
-	if (json_object_get(json_object_get(m->params, "arguments"), "wait")) {
-		reply_result(s, x, m->id, !rs
+	if (json_object_get(json_object_get(mgw_jrpc_params(m), "arguments"), "wait")) {
+		reply_result(s, x, mgw_jrpc_id(m), !rs
 		             ? json_pack("{s:s, s:s}", "resultType", "input_required",
 		                         "requestState", "w1")
 		             : tool_text(strcmp(rs, "w1") == 0 && !resp ? "done"
@@ -322,7 +322,7 @@ static void run_ask(struct srv *s, struct mgw_http_exchange *x,
 		return;
 	}
 	if (rs && (s->mrtr_forget || (strcmp(rs, "s1") != 0 && strcmp(rs, "s2") != 0))) {
-		reply_error(x, 200, m->id, -32040, "requestState unknown");
+		reply_error(x, 200, mgw_jrpc_id(m), -32040, "requestState unknown");
 		return;
 	}
 	if (!rs || !json_object_get(resp, strcmp(rs, "s1") == 0 ? "q1" : "q2")) {
@@ -331,10 +331,10 @@ static void run_ask(struct srv *s, struct mgw_http_exchange *x,
 	} else if (strcmp(rs, "s1") == 0) {
 		next_key = "q2", next_state = "s2";
 	} else {
-		reply_result(s, x, m->id, tool_text("done", 0, NULL), NULL);
+		reply_result(s, x, mgw_jrpc_id(m), tool_text("done", 0, NULL), NULL);
 		return;
 	}
-	reply_result(s, x, m->id,
+	reply_result(s, x, mgw_jrpc_id(m),
 	             json_pack("{s:s, s:{s:{s:s}}, s:s}", "resultType",
 	                       "input_required", "inputRequests", next_key,
 	                       "method", "elicitation/create", "requestState",
@@ -356,24 +356,24 @@ static void modern_post(struct srv *s, struct mgw_http_exchange *x,
 	                                      with_region ? &region : NULL,
 	                                      with_region ? 1 : 0, &v), 0);
 	if (!v.ok) {
-		reply_error(x, v.status, m->id, v.code, v.message);
+		reply_error(x, v.status, mgw_jrpc_id(m), v.code, v.message);
 		return;
 	}
-	if (!json_is_object(json_object_get(m->meta,
+	if (!json_is_object(json_object_get(mgw_jrpc_meta(m),
 	                    "io.modelcontextprotocol/clientCapabilities"))) {
-		reply_error(x, 400, m->id, MGW_JRPC_INVALID_PARAMS, "no capabilities");
+		reply_error(x, 400, mgw_jrpc_id(m), MGW_JRPC_INVALID_PARAMS, "no capabilities");
 		return;
 	}
 	if (s->fail_status && strcmp(m->method, "tools/call") == 0) {
 		int st = s->fail_status;
 
 		s->fail_status = 0;
-		reply_error(x, st, m->id, MGW_JRPC_INVALID_PARAMS,
+		reply_error(x, st, mgw_jrpc_id(m), MGW_JRPC_INVALID_PARAMS,
 		            s->fail_msg ? s->fail_msg : "refused");
 		return;
 	}
 	if (strcmp(m->method, "server/discover") == 0) {
-		reply_result(s, x, m->id,
+		reply_result(s, x, mgw_jrpc_id(m),
 		             json_pack("{s:[s]}", "supportedVersions", "2026-07-28"),
 		             NULL);
 		return;
@@ -384,7 +384,7 @@ static void modern_post(struct srv *s, struct mgw_http_exchange *x,
 		    "name", "echo_region", "inputSchema", "type", "object",
 		    "properties", "region", "type", "string", "x-mcp-header",
 		    "Region", "text", "type", "string");
-		reply_result(s, x, m->id, tools, NULL);
+		reply_result(s, x, mgw_jrpc_id(m), tools, NULL);
 		return;
 	}
 	if (strcmp(m->method, "tools/call") == 0 && strcmp(m->name, "ask") == 0) {
@@ -392,12 +392,12 @@ static void modern_post(struct srv *s, struct mgw_http_exchange *x,
 		return;
 	}
 	if (strcmp(m->method, "tools/call") == 0) {
-		reply_result(s, x, m->id,
-		             run_tool(s, m->name, json_object_get(m->params,
+		reply_result(s, x, mgw_jrpc_id(m),
+		             run_tool(s, m->name, json_object_get(mgw_jrpc_params(m),
 		                                                  "arguments")), NULL);
 		return;
 	}
-	reply_error(x, 404, m->id, MGW_JRPC_METHOD_NOT_FOUND, "Method not found");
+	reply_error(x, 404, mgw_jrpc_id(m), MGW_JRPC_METHOD_NOT_FOUND, "Method not found");
 }
 
 static void srv_handler(struct mgw_http_exchange *x, void *arg)
@@ -1629,23 +1629,23 @@ static int stdio_server(const char *mode, int exit_after)
 			return 0;
 		if (m.kind == MGW_JRPC_REQUEST) {
 			if (legacy && strcmp(m.method, "initialize") == 0) {
-				out = mgw_jrpc_result_body(m.id, json_pack(
+				out = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_pack(
 				    "{s:s, s:{}, s:{s:s, s:s}}", "protocolVersion",
 				    "2025-11-25", "capabilities", "serverInfo", "name",
 				    "stdio", "version", "1"), &len);
 			} else if (legacy && !inited) {
-				out = mgw_jrpc_error_body(m.id, MGW_JRPC_INVALID_REQUEST,
+				out = mgw_jrpc_error_body(mgw_jrpc_id(&m), MGW_JRPC_INVALID_REQUEST,
 				                          "not initialized", NULL, &len);
 			} else if (!legacy && !m.meta_protocol_version) {
-				out = mgw_jrpc_error_body(m.id, MGW_JRPC_INVALID_PARAMS,
+				out = mgw_jrpc_error_body(mgw_jrpc_id(&m), MGW_JRPC_INVALID_PARAMS,
 				                          "no _meta", NULL, &len);
 			} else if (strcmp(m.method, "server/discover") == 0) {
-				out = mgw_jrpc_result_body(m.id, json_pack("{s:[s]}",
+				out = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_pack("{s:[s]}",
 				    "supportedVersions", "2026-07-28"), &len);
 			} else if (m.name && strcmp(m.name, "silent") == 0) {
 				out = NULL;
 			} else if (m.name && strcmp(m.name, "counter_create") == 0) {
-				out = mgw_jrpc_result_body(m.id, json_pack(
+				out = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_pack(
 				    "{s:[{s:s, s:s}], s:{s:s}}", "content", "type", "text",
 				    "text", "c1", "structuredContent", "handle", "c1"), &len);
 			} else {
@@ -1654,7 +1654,7 @@ static int stdio_server(const char *mode, int exit_after)
 				printf("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\","
 				       "\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n");
 				printf("{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"method\":\"ping\"}\n");
-				out = mgw_jrpc_result_body(m.id, json_pack(
+				out = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_pack(
 				    "{s:[{s:s, s:s}]}", "content", "type", "text", "text",
 				    "ok"), &len);
 			}

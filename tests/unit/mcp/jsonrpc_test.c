@@ -44,15 +44,15 @@ static void test_request_tools_call(void **state)
 
 	(void)state;
 	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
-	assert_true(json_is_integer(m.id));
-	assert_int_equal(json_integer_value(m.id), 7);
+	assert_true(json_is_integer(mgw_jrpc_id(&m)));
+	assert_int_equal(json_integer_value(mgw_jrpc_id(&m)), 7);
 	assert_string_equal(m.method, "tools/call");
-	assert_non_null(m.params);
+	assert_non_null(mgw_jrpc_params(&m));
 	assert_string_equal(m.name, "echo");
-	assert_non_null(m.meta);
+	assert_non_null(mgw_jrpc_meta(&m));
 	assert_string_equal(m.meta_protocol_version, "2026-07-28");
 	mgw_jrpc_msg_deinit(&m);
-	assert_null(m.root);
+	assert_null(mgw_jrpc_root(&m));
 }
 
 static void test_request_names(void **state)
@@ -63,9 +63,9 @@ static void test_request_names(void **state)
 	m = classify("{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"prompts/get\","
 	             "\"params\":{\"name\":\"review\"}}");
 	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
-	assert_string_equal(json_string_value(m.id), "a");
+	assert_string_equal(json_string_value(mgw_jrpc_id(&m)), "a");
 	assert_string_equal(m.name, "review");
-	assert_null(m.meta);
+	assert_null(mgw_jrpc_meta(&m));
 	assert_null(m.meta_protocol_version);
 	mgw_jrpc_msg_deinit(&m);
 
@@ -136,9 +136,9 @@ static void test_notification(void **state)
 
 	(void)state;
 	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
-	assert_null(m.id);
+	assert_null(mgw_jrpc_id(&m));
 	assert_string_equal(m.method, "notifications/initialized");
-	assert_null(m.params);
+	assert_null(mgw_jrpc_params(&m));
 	mgw_jrpc_msg_deinit(&m);
 }
 
@@ -149,7 +149,7 @@ static void test_array_params(void **state)
 
 	(void)state;
 	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
-	assert_null(m.params);
+	assert_null(mgw_jrpc_params(&m));
 	mgw_jrpc_msg_deinit(&m);
 }
 
@@ -160,7 +160,7 @@ static void test_responses(void **state)
 	(void)state;
 	m = classify("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}");
 	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
-	assert_int_equal(json_integer_value(m.id), 3);
+	assert_int_equal(json_integer_value(mgw_jrpc_id(&m)), 3);
 	assert_null(m.method);
 	mgw_jrpc_msg_deinit(&m);
 
@@ -173,7 +173,7 @@ static void test_responses(void **state)
 	m = classify("{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":"
 	             "{\"code\":-32700,\"message\":\"parse\"}}");
 	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
-	assert_null(m.id);
+	assert_null(mgw_jrpc_id(&m));
 	mgw_jrpc_msg_deinit(&m);
 }
 
@@ -184,7 +184,7 @@ static void test_batch(void **state)
 
 	(void)state;
 	assert_int_equal(m.kind, MGW_JRPC_BATCH);
-	assert_non_null(m.root);
+	assert_non_null(mgw_jrpc_root(&m));
 	mgw_jrpc_msg_deinit(&m);
 	expect_invalid("[]", MGW_JRPC_INVALID_REQUEST, "empty batch");
 }
@@ -223,7 +223,7 @@ static void test_bom(void **state)
 	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
 	assert_string_equal(m.method, "tools/call");
 	assert_string_equal(m.name, "add");
-	assert_int_equal(json_integer_value(m.id), 3);
+	assert_int_equal(json_integer_value(mgw_jrpc_id(&m)), 3);
 	mgw_jrpc_msg_deinit(&m);
 	m = classify("\xEF\xBB\xBF \r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}");
 	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
@@ -316,7 +316,7 @@ static void test_invalid_keeps_id(void **state)
 
 	(void)state;
 	assert_int_equal(m.kind, MGW_JRPC_INVALID);
-	assert_string_equal(json_string_value(m.id), "q");
+	assert_string_equal(json_string_value(mgw_jrpc_id(&m)), "q");
 	assert_null(m.method);
 	mgw_jrpc_msg_deinit(&m);
 }
@@ -376,7 +376,7 @@ static void test_depth(void **state)
 	assert_int_equal(m.kind, MGW_JRPC_INVALID);
 	assert_int_equal(m.error_code, MGW_JRPC_INVALID_REQUEST);
 	assert_non_null(strstr(m.error_msg, "deeper than 64"));
-	assert_null(m.root);
+	assert_null(mgw_jrpc_root(&m));
 	mgw_jrpc_msg_deinit(&m);
 	free(s);
 
@@ -446,11 +446,11 @@ static void test_error_body(void **state)
 	assert_int_equal(len, strlen(s));
 	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
 	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
-	assert_int_equal(json_integer_value(m.id), 9);
+	assert_int_equal(json_integer_value(mgw_jrpc_id(&m)), 9);
 	assert_int_equal(json_integer_value(json_object_get(
-	        json_object_get(m.root, "error"), "code")), -32022);
+	        json_object_get(mgw_jrpc_root(&m), "error"), "code")), -32022);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(
-	        json_object_get(json_object_get(m.root, "error"), "data"),
+	        json_object_get(json_object_get(mgw_jrpc_root(&m), "error"), "data"),
 	        "supported"), 0)), "2026-07-28");
 	mgw_jrpc_msg_deinit(&m);
 	free(s);
@@ -505,20 +505,20 @@ static void test_wide_numbers(void **state)
 
 	m = classify(big);
 	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
-	assert_true(mgw_json_wide_number(m.id, &t, &n));
+	assert_true(mgw_json_wide_number(mgw_jrpc_id(&m), &t, &n));
 	assert_int_equal(n, 30);
-	s = mgw_jrpc_error_body(m.id, MGW_JRPC_INVALID_PARAMS, "bad", NULL, &len);
+	s = mgw_jrpc_error_body(mgw_jrpc_id(&m), MGW_JRPC_INVALID_PARAMS, "bad", NULL, &len);
 	assert_non_null(s);
 	assert_int_equal(len, strlen(s));
 	assert_non_null(strstr(s, "\"id\":123456789012345678901234567890,"));
 	/* the answer is itself a valid response naming the same id */
 	assert_int_equal(mgw_jrpc_classify(s, len, 0, &a), 0);
 	assert_int_equal(a.kind, MGW_JRPC_RESPONSE);
-	assert_true(mgw_json_wide_number(a.id, &t, &n));
+	assert_true(mgw_json_wide_number(mgw_jrpc_id(&a), &t, &n));
 	assert_memory_equal(t, "123456789012345678901234567890", n);
 	mgw_jrpc_msg_deinit(&a);
 	free(s);
-	s = mgw_jrpc_result_body(m.id, json_object(), &len);
+	s = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_object(), &len);
 	assert_non_null(s);
 	assert_string_equal(s, "{\"id\":123456789012345678901234567890,"
 	                       "\"jsonrpc\":\"2.0\",\"result\":{}}");
@@ -534,7 +534,7 @@ static void test_wide_numbers(void **state)
 	m = classify("{\"jsonrpc\":\"1.0\",\"id\":-99999999999999999999,"
 	             "\"method\":\"x\"}");
 	assert_int_equal(m.kind, MGW_JRPC_INVALID);
-	assert_true(mgw_json_wide_number(m.id, &t, &n));
+	assert_true(mgw_json_wide_number(mgw_jrpc_id(&m), &t, &n));
 	mgw_jrpc_msg_deinit(&m);
 	/* a string id holding U+0000 and digits is no number */
 	expect_invalid("{\"jsonrpc\":\"2.0\",\"id\":\"\\u00001\",\"method\":\"x\"}",
@@ -554,7 +554,7 @@ static void test_result_and_notification_body(void **state)
 	assert_non_null(s);
 	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
 	assert_int_equal(m.kind, MGW_JRPC_RESPONSE);
-	assert_string_equal(json_string_value(m.id), "r1");
+	assert_string_equal(json_string_value(mgw_jrpc_id(&m)), "r1");
 	mgw_jrpc_msg_deinit(&m);
 	free(s);
 	json_decref(id);
@@ -565,7 +565,7 @@ static void test_result_and_notification_body(void **state)
 	assert_int_equal(mgw_jrpc_classify(s, len, 0, &m), 0);
 	assert_int_equal(m.kind, MGW_JRPC_NOTIFICATION);
 	assert_string_equal(m.method, "notifications/progress");
-	assert_non_null(m.params);
+	assert_non_null(mgw_jrpc_params(&m));
 	mgw_jrpc_msg_deinit(&m);
 	free(s);
 
@@ -573,6 +573,142 @@ static void test_result_and_notification_body(void **state)
 	assert_non_null(s);
 	assert_null(strstr(s, "params"));
 	free(s);
+}
+
+/* ---- mgw_jrpc_classify_lazy: the gateway's reading --------------------- */
+
+static struct mgw_jrpc_msg classify_lazy(const char *body)
+{
+	struct mgw_jrpc_msg m;
+
+	assert_int_equal(mgw_jrpc_classify_lazy(body, strlen(body), 0, &m), 0);
+	return m;
+}
+
+static void test_lazy_no_tree_until_asked(void **state)
+{
+	struct mgw_jrpc_msg m = classify_lazy(
+	        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+	        "\"params\":{\"name\":\"echo\",\"arguments\":{\"n\":123456789012345678901234},"
+	        "\"requestState\":\"s\","
+	        "\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}");
+	json_t *args;
+
+	(void)state;
+	assert_int_equal(m.kind, MGW_JRPC_REQUEST);
+	assert_true(m.lazy);
+	assert_string_equal(m.method, "tools/call");
+	assert_string_equal(m.name, "echo");
+	assert_string_equal(m.meta_protocol_version, "2026-07-28");
+	assert_true(mgw_jrpc_parsed(&m));
+	assert_true(mgw_jrpc_has_meta(&m));
+	assert_true(mgw_jrpc_params_has(&m, "requestState"));
+	assert_true(mgw_jrpc_params_has(&m, "arguments"));
+	assert_false(mgw_jrpc_params_has(&m, "inputResponses"));
+	assert_false(mgw_jrpc_params_has(&m, "argument"));
+	assert_null(m.root_); /* nothing built yet */
+	assert_int_equal(json_integer_value(mgw_jrpc_id(&m)), 7);
+	assert_non_null(m.root_); /* built by the first view */
+	args = json_object_get(mgw_jrpc_params(&m), "arguments");
+	assert_true(mgw_json_wide_number(json_object_get(args, "n"), NULL, NULL));
+	assert_non_null(json_object_get(mgw_jrpc_meta(&m),
+	                "io.modelcontextprotocol/protocolVersion"));
+	assert_false(mgw_jrpc_tree_failed(&m));
+	mgw_jrpc_msg_deinit(&m);
+}
+
+/* What the skim leaves to the full classification, and what it takes:
+ * each body gives the same answers both ways. */
+static void test_lazy_same_as_eager(void **state)
+{
+	static const struct {
+		const char *body;
+		int lazy;
+	} cases[] = {
+		{"{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tasks/get\",\"params\":{\"taskId\":\"t1\",\"cursor\":null}}", 1},
+		{"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":-5,\"result\":{\"x\":[1,2.5e-3,true,null]}}", 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/read\",\"params\":{\"uri\":7}}", 1},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":[1,2]}", 1},
+		/* left to the full classification */
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools\\/call\",\"params\":{\"name\":\"e\"}}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"e\\u0000x\"}}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"n\\u0061me\":\"e\"}}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"e\",\"name\":\"f\"}}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"m\"}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-1,\"message\":\"m\"}}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":1}}}", 0},
+		{"[{\"jsonrpc\":\"2.0\",\"method\":\"m\"}]", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\"", 0},
+		{"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"m\"}", 0},
+		{"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"m\",\"params\":{\"a\":1,\"b\":2,\"c\":3,\"d\":4,\"e\":5,\"f\":6,\"g\":7,\"h\":8,\"i\":9,\"j\":10,\"k\":11,\"l\":12,\"m\":13,\"n\":14,\"o\":15,\"p\":16,\"cursor\":17}}", 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct mgw_jrpc_msg e = classify(cases[i].body);
+		struct mgw_jrpc_msg l = classify_lazy(cases[i].body);
+
+		if (l.lazy != cases[i].lazy)
+			fail_msg("case %zu: lazy %d, expected %d", i, l.lazy,
+			         cases[i].lazy);
+		assert_int_equal(l.kind, e.kind);
+		assert_int_equal(l.error_code, e.error_code);
+		assert_string_equal(l.error_msg, e.error_msg);
+		assert_true(!l.method == !e.method);
+		if (l.method)
+			assert_string_equal(l.method, e.method);
+		assert_true(!l.name == !e.name);
+		if (l.name)
+			assert_string_equal(l.name, e.name);
+		assert_true(!l.task_id == !e.task_id);
+		if (l.task_id)
+			assert_string_equal(l.task_id, e.task_id);
+		assert_int_equal(mgw_jrpc_params_has(&l, "cursor"),
+		                 mgw_jrpc_params_has(&e, "cursor"));
+		assert_true(!mgw_jrpc_id(&l) == !mgw_jrpc_id(&e));
+		if (mgw_jrpc_id(&l))
+			assert_true(json_equal(mgw_jrpc_id(&l), mgw_jrpc_id(&e)));
+		assert_true(!mgw_jrpc_root(&l) == !mgw_jrpc_root(&e));
+		if (mgw_jrpc_root(&l))
+			assert_true(json_equal(mgw_jrpc_root(&l), mgw_jrpc_root(&e)));
+		mgw_jrpc_msg_deinit(&l);
+		mgw_jrpc_msg_deinit(&e);
+	}
+}
+
+/* The skim itself: valid documents pass, invalid ones and what it leaves
+ * to the parse are "unsure"; the path's members are recorded. */
+static void test_skim(void **state)
+{
+	static const char *const path[] = {"params", "_meta"};
+	static const char *const unsure[] = {
+		"", " ", "{", "{\"a\":}", "{\"a\":1,}", "[1,]", "01", "1.", "-",
+		"\"\\x\"", "\"\x01\"", "\"\xC0\xAF\"", "tru", "nul", "{\"a\":1}x",
+		"{\"a\":1,\"a\":2}", "{\"\\u0061\":1}", "\"\\uDC00\"",
+	};
+	struct mgw_json_skim s;
+	const struct mgw_json_member *mb;
+	const char *ok = "{\"params\":{\"_meta\":{\"v\":\"x\"},\"n\":1e400},\"id\":[{}]}";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(unsure) / sizeof(unsure[0]); i++)
+		if (mgw_json_skim(unsure[i], strlen(unsure[i]), 0, path, 2, &s) == 0)
+			fail_msg("skim passed %s", unsure[i]);
+	assert_int_equal(mgw_json_skim(ok, strlen(ok), 0, path, 2, &s), 0);
+	assert_int_equal(s.top, 'o');
+	assert_int_equal(s.n[0], 2);
+	assert_int_equal(s.n[1], 2);
+	mb = mgw_json_skim_get(&s, 1, "n");
+	assert_non_null(mb);
+	assert_int_equal(mb->type, 'n');
+	assert_false(mb->integer);
+	mb = mgw_json_skim_get(&s, 2, "v");
+	assert_non_null(mb);
+	assert_int_equal(mb->vlen, 3);
+	/* the depth bound */
+	assert_int_not_equal(mgw_json_skim("[[[1]]]", 7, 2, path, 2, &s), 0);
+	assert_int_equal(mgw_json_skim("[[[1]]]", 7, 3, path, 2, &s), 0);
 }
 
 int main(void)
@@ -594,6 +730,9 @@ int main(void)
 		cmocka_unit_test(test_error_body),
 		cmocka_unit_test(test_result_and_notification_body),
 		cmocka_unit_test(test_wide_numbers),
+		cmocka_unit_test(test_lazy_no_tree_until_asked),
+		cmocka_unit_test(test_lazy_same_as_eager),
+		cmocka_unit_test(test_skim),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
