@@ -246,13 +246,13 @@ static int write_msg(struct mgw_load_agent *a, const struct ld_msg *m)
 	if (bufferevent_write(s->in, m->body, m->body_len) != 0 ||
 	    bufferevent_write(s->in, "\n", 1) != 0)
 		return MGW_ENOMEM;
-	if (mgw_jrpc_id(m) == 0) {
+	if (m->id == 0) {
 		/* a notification has no answer on stdio: accepted once
 		 * written, told from the loop */
 		s->accepted_ev = 1;
 		event_active(s->answer_ev, 0, 0);
 	} else {
-		s->want_id = mgw_jrpc_id(m);
+		s->want_id = m->id;
 	}
 	return 0;
 }
