@@ -155,6 +155,12 @@ struct mgw_client_reqspec {
 	                                    * came from a parsed request and
 	                                    * the caller's own checked fields),
 	                                    * so the copy skips that check */
+	int headers_end_to_end;            /* 1 (with headers_checked): no
+	                                    * field is hop-by-hop, Host,
+	                                    * Content-Length or named by
+	                                    * Connection (a list made by
+	                                    * mgw_proxy_build_headers), so the
+	                                    * copy takes them all at once */
 	const void *body;                  /* sent byte for byte */
 	size_t body_len;
 	const struct mgw_client_timeouts *tmo; /* NULL: the client's */

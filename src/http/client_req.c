@@ -396,7 +396,10 @@ int mgw_client_request(struct mgw_client_origin *o,
 	r->timer = evtimer_new(cl->base, on_req_timer, r);
 	if (!r->method || !r->target || !r->authority || !r->timer)
 		goto fail;
-	rv = copy_headers(&r->hdr, spec->headers, spec->headers_checked);
+	if (spec->headers_checked && spec->headers_end_to_end)
+		rv = mgw_headers_clone(&r->hdr, spec->headers);
+	else
+		rv = copy_headers(&r->hdr, spec->headers, spec->headers_checked);
 	if (rv != 0)
 		goto fail;
 	rv = MGW_ENOMEM;

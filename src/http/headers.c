@@ -100,6 +100,51 @@ int mgw_headers_add_all(struct mgw_headers *dst, const struct mgw_headers *src)
 	return 0;
 }
 
+int mgw_headers_clone(struct mgw_headers *dst, const struct mgw_headers *src)
+{
+	size_t bytes = 0;
+	char *b, *w;
+
+	if (dst->n || dst->v || dst->block)
+		return MGW_EINVAL;
+	if (!src || src->n == 0)
+		return 0;
+	for (size_t i = 0; i < src->n; i++)
+		bytes += src->v[i].name_len + src->v[i].value_len + 2;
+	dst->v = malloc(src->n * sizeof(*dst->v));
+	b = malloc(BLOCK_LINK + bytes);
+	if (!dst->v || !b) {
+		free(b);
+		free(dst->v);
+		dst->v = NULL;
+		return MGW_ENOMEM;
+	}
+	{
+		char *none = NULL; /* no previous block */
+
+		memcpy(b, &none, sizeof(none));
+	}
+	w = b + BLOCK_LINK;
+	for (size_t i = 0; i < src->n; i++) {
+		const struct mgw_header *f = &src->v[i];
+		struct mgw_header *g = &dst->v[i];
+
+		g->name = w;
+		memcpy(w, f->name, f->name_len + 1);
+		w += f->name_len + 1;
+		g->value = w;
+		memcpy(w, f->value, f->value_len + 1);
+		w += f->value_len + 1;
+		g->name_len = f->name_len;
+		g->value_len = f->value_len;
+	}
+	dst->n = dst->cap = src->n;
+	dst->bytes = src->bytes;
+	dst->block = b;
+	dst->block_used = dst->block_cap = BLOCK_LINK + bytes;
+	return 0;
+}
+
 int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
                               const char *add, size_t alen)
 {

@@ -21,6 +21,10 @@ int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value)
 /* Appends a copy of every field of src (NULL: none), in order.  Returns 0
  * or MGW_ENOMEM (dst then holds a prefix of them). */
 int mgw_headers_add_all(struct mgw_headers *dst, const struct mgw_headers *src);
+/* dst (empty) becomes a copy of src in two allocations, the field array
+ * and one block of strings, instead of one mgw_headers_add a field.
+ * MGW_EINVAL when dst is not empty; MGW_ENOMEM. */
+int mgw_headers_clone(struct mgw_headers *dst, const struct mgw_headers *src);
 
 
 /* Removes every field called name; returns how many were removed. */

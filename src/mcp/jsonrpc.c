@@ -362,13 +362,24 @@ static int lazy_request_names(const struct mgw_json_skim *s,
 static int lazy_kind(const struct mgw_json_skim *s, const unsigned char *b,
                      struct mgw_jrpc_msg *m, struct lazy_strings *ls)
 {
-	const struct mgw_json_member *ver = mgw_json_skim_get(s, 0, "jsonrpc"),
-	        *method = mgw_json_skim_get(s, 0, "method"),
-	        *id = mgw_json_skim_get(s, 0, "id"),
-	        *params = mgw_json_skim_get(s, 0, "params"),
-	        *result = mgw_json_skim_get(s, 0, "result"),
-	        *error = mgw_json_skim_get(s, 0, "error"), *meta;
+	static const char *const names[] = {"jsonrpc", "method", "id",
+	                                    "params", "result", "error"};
+	const struct mgw_json_member *mb[6] = {0}, *meta;
+	const struct mgw_json_member *ver, *method, *id, *params, *result, *error;
 
+	/* one pass over the envelope's members */
+	for (unsigned i = 0; i < s->n[0]; i++) {
+		const struct mgw_json_member *x = &s->level[0][i];
+
+		for (unsigned k = 0; k < 6; k++)
+			if (x->klen == strlen(names[k]) &&
+			    memcmp(x->key, names[k], x->klen) == 0) {
+				mb[k] = x;
+				break;
+			}
+	}
+	ver = mb[0], method = mb[1], id = mb[2], params = mb[3];
+	result = mb[4], error = mb[5];
 	if (!plain_member(ver) || !inner_is(ver, "2.0"))
 		return -1;
 	if (!method) {

@@ -184,6 +184,7 @@ int mgw_upool_send(struct mgw_upool *p, struct mgw_upstream_server *s,
 	if (rc == 1) {
 		sp.headers = &auth;
 		sp.headers_checked = 0; /* a credential read from a file */
+		sp.headers_end_to_end = 0;
 	}
 	if (rc >= 0)
 		rc = mgw_client_request(p->origins[s->group->index][s->index],

@@ -367,6 +367,8 @@ int mgw_txn_send(struct mgw_txn *t, struct mgw_upstream_server *s,
 	spec.authority = mgw_http_authority(t->x);
 	spec.headers = h; /* from the parsed request and mgw_proxy_build_headers */
 	spec.headers_checked = 1;
+	/* t->hdrs is mgw_proxy_build_headers' list as it made it */
+	spec.headers_end_to_end = h == &t->hdrs;
 	spec.body = mgw_http_req_body(t->x, &spec.body_len);
 	spec.tmo = &tmo;
 	spec.on_head = on_up_head;

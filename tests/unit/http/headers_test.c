@@ -74,6 +74,42 @@ static void test_add_all(void **state)
 	mgw_headers_deinit(&b);
 }
 
+/* A clone is the same list in one block: every field in order, the byte
+ * count, and a list that still grows; only into an empty list. */
+static void test_clone(void **state)
+{
+	struct mgw_headers a, b, c;
+
+	(void)state;
+	mgw_headers_init(&a);
+	mgw_headers_init(&b);
+	mgw_headers_init(&c);
+	assert_int_equal(mgw_headers_clone(&b, &a), 0); /* empty */
+	assert_int_equal(b.n, 0);
+	assert_int_equal(mgw_headers_adds(&a, "Accept", "application/json"), 0);
+	assert_int_equal(mgw_headers_adds(&a, "X-Empty", ""), 0);
+	assert_int_equal(mgw_headers_adds(&a, "accept", "text/event-stream"), 0);
+	assert_int_equal(mgw_headers_clone(&b, &a), 0);
+	assert_int_equal(b.n, 3);
+	assert_int_equal(b.bytes, a.bytes);
+	for (size_t i = 0; i < a.n; i++) {
+		assert_string_equal(b.v[i].name, a.v[i].name);
+		assert_string_equal(b.v[i].value, a.v[i].value);
+		assert_int_equal(b.v[i].name_len, a.v[i].name_len);
+		assert_int_equal(b.v[i].value_len, a.v[i].value_len);
+		assert_ptr_not_equal(b.v[i].name, a.v[i].name);
+	}
+	assert_int_equal(mgw_headers_count(&b, "accept"), 2);
+	mgw_headers_deinit(&a); /* the clone owns its bytes */
+	assert_string_equal(mgw_headers_get(&b, "x-empty"), "");
+	assert_int_equal(mgw_headers_adds(&b, "Via", "1.1 mcpgw"), 0);
+	assert_int_equal(b.n, 4);
+	assert_string_equal(b.v[0].value, "application/json");
+	assert_string_equal(mgw_headers_get(&b, "via"), "1.1 mcpgw");
+	assert_int_equal(mgw_headers_clone(&b, &c), MGW_EINVAL); /* not empty */
+	mgw_headers_deinit(&b);
+}
+
 static void test_append_value(void **state)
 {
 	struct mgw_headers h;
@@ -243,6 +279,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_add_get_count_remove),
 		cmocka_unit_test(test_add_all),
+		cmocka_unit_test(test_clone),
 		cmocka_unit_test(test_append_value),
 		cmocka_unit_test(test_blocks),
 		cmocka_unit_test(test_header_is),
