@@ -442,25 +442,34 @@ static void hb_init(struct head_buf *b)
 	b->oom = 0;
 }
 
-static void hb_put(struct head_buf *b, const void *s, size_t n)
+/* Room for n more bytes, out of line: the stack buffer holds most
+ * heads.  Sets oom (and leaves b as it was) on no memory. */
+static __attribute__((noinline)) void hb_grow(struct head_buf *b, size_t n)
 {
+	size_t cap = b->cap;
+	char *p;
+
 	if (b->oom)
 		return;
-	if (n > b->cap - b->len) {
-		size_t cap = b->cap;
-		char *p;
+	while (n > cap - b->len)
+		cap *= 2;
+	p = b->p == b->stack ? malloc(cap) : realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return;
+	}
+	if (b->p == b->stack)
+		memcpy(p, b->stack, b->len);
+	b->p = p;
+	b->cap = cap;
+}
 
-		while (n > cap - b->len)
-			cap *= 2;
-		p = b->p == b->stack ? malloc(cap) : realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
+static inline void hb_put(struct head_buf *b, const void *s, size_t n)
+{
+	if (n > b->cap - b->len) {
+		hb_grow(b, n);
+		if (b->oom)
 			return;
-		}
-		if (b->p == b->stack)
-			memcpy(p, b->stack, b->len);
-		b->p = p;
-		b->cap = cap;
 	}
 	memcpy(b->p + b->len, s, n);
 	b->len += n;

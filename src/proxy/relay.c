@@ -407,7 +407,7 @@ int mgw_relay_begin(struct mgw_txn *t, const struct mgw_headers *h,
 		rl->tag = tag;
 		mgw_headers_deinit(&rl->hdrs);
 		mgw_headers_init(&rl->hdrs);
-		if (mgw_headers_add_all(&rl->hdrs, h) != 0)
+		if (mgw_headers_clone(&rl->hdrs, h) != 0)
 			goto nomem;
 		return 0;
 	}
