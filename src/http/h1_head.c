@@ -93,9 +93,12 @@ static int is_blank(char ch)
 int mgw_h1_split_field(const char *line, size_t len, const char **name,
                        size_t *nlen, const char **value, size_t *vlen)
 {
-	const char *colon = memchr(line, ':', len), *v, *end = line + len;
+	const char *colon = line, *v, *end = line + len;
 
-	if (!colon || !mgw_header_name_valid(line, (size_t)(colon - line)))
+	/* the name and the colon found in one pass */
+	while (colon < end && mgw_tchar[(unsigned char)*colon])
+		colon++;
+	if (colon == line || colon == end || *colon != ':')
 		return MGW_EPROTO;
 	v = colon + 1;
 	while (v < end && is_blank(*v))

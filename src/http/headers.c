@@ -192,7 +192,7 @@ int mgw_headers_set(struct mgw_headers *h, const char *name, const char *value)
 }
 
 /* RFC 9110 tchar: ALPHA / DIGIT / "!#$%&'*+-.^_`|~" */
-static const unsigned char tchar[256] = {
+const unsigned char mgw_tchar[256] = {
 	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1,
 	['*'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['^'] = 1, ['_'] = 1,
 	['`'] = 1, ['|'] = 1, ['~'] = 1,
@@ -215,7 +215,7 @@ int mgw_header_name_valid(const char *name, size_t len)
 	if (len == 0)
 		return 0;
 	for (size_t i = 0; i < len; i++)
-		if (!tchar[(unsigned char)name[i]])
+		if (!mgw_tchar[(unsigned char)name[i]])
 			return 0;
 	return 1;
 }

@@ -77,6 +77,9 @@ static inline size_t mgw_headers_count(const struct mgw_headers *h,
 }
 
 /* 1 if name is a valid RFC 9110 token, 0 otherwise. */
+/* 1 for the bytes of RFC 9110's tchar (a field name is 1*tchar). */
+extern const unsigned char mgw_tchar[256];
+
 int mgw_header_name_valid(const char *name, size_t len);
 /* 1 if value contains only field-vchar / SP / HTAB (no CR, LF, NUL, other
  * controls), 0 otherwise. */
