@@ -102,6 +102,12 @@ struct mgw_session {
 	char *upstream_sid;             /* the upstream's Mcp-Session-Id; NULL
 	                                 * when the server minted none */
 	uint32_t pin_gen;               /* 0 at create, +1 per re-pin */
+	_Atomic uint64_t pin_tag_memo;  /* mgw_session_pin_tag's answer with
+	                                 * bit 32 set once computed, 0 before:
+	                                 * a record's pin never changes once a
+	                                 * store holds it, so every reader that
+	                                 * computes it writes the same value;
+	                                 * the pin's setters clear it */
 
 	/* --- replay safety, from the tools/list results the gateway saw --- */
 	int tools_known;                /* a tools/list result was seen */
