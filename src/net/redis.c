@@ -284,6 +284,16 @@ static int tls_peer_vanished(unsigned long e, int connected)
 #endif
 }
 
+/* libevent's own report of an I/O failure under TLS: it queues what
+ * SSL_get_error said, SSL_ERROR_SYSCALL, which is no OpenSSL error code
+ * (no library in it).  After the handshake that is the TCP connection
+ * reset or cut (a server SIGKILLed with bytes of ours unread answers
+ * with a reset), as with plain redis://, not a TLS failure. */
+static int tls_io_failed(unsigned long e, int connected)
+{
+	return connected && e == SSL_ERROR_SYSCALL;
+}
+
 /* The text of a failure event on l, in r->why. */
 static void link_why(struct mgw_redis *r, struct link *l, short what)
 {
@@ -294,6 +304,13 @@ static void link_why(struct mgw_redis *r, struct link *l, short what)
 	if (tls_peer_vanished(e, l->connected)) {
 		ERR_clear_error();
 		snprintf(r->why, sizeof(r->why), "connection closed");
+	} else if (tls_io_failed(e, l->connected)) {
+		ERR_clear_error();
+		if ((what & BEV_EVENT_EOF) || !err)
+			snprintf(r->why, sizeof(r->why), "connection closed");
+		else
+			snprintf(r->why, sizeof(r->why), "connection lost: %s",
+			         evutil_socket_error_to_string(err));
 	} else if (ssl && (e || !l->connected))
 		mgw_tls_client_why(ssl, e, l->connected, r->why, sizeof(r->why));
 	else if (what & BEV_EVENT_EOF)
