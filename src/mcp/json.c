@@ -381,6 +381,24 @@ out:
 
 static json_t *value(struct rd *r);
 
+/* After an object's member: 1 at ',' (the whitespace before the next
+ * name skipped), 0 at '}', -1 at anything else (r->p there).  The parse
+ * and the skim read members alike. */
+static int object_next(struct rd *r)
+{
+	skip_ws(r);
+	if (r->p < r->end && *r->p == ',') {
+		r->p++;
+		skip_ws(r);
+		return 1;
+	}
+	if (r->p < r->end && *r->p == '}') {
+		r->p++;
+		return 0;
+	}
+	return -1;
+}
+
 static json_t *object(struct rd *r)
 {
 	json_t *o = json_object(), *v;
@@ -441,14 +459,10 @@ static json_t *object(struct rd *r)
 			fail(r, MGW_JSON_NOMEM, "no memory");
 			goto bad;
 		}
-		skip_ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			skip_ws(r);
+		switch (object_next(r)) {
+		case 1:
 			continue;
-		}
-		if (r->p < r->end && *r->p == '}') {
-			r->p++;
+		case 0:
 			return o;
 		}
 		fail(r, MGW_JSON_SYNTAX, "expected ',' or '}'");
@@ -691,15 +705,12 @@ static int sk_object(struct sk *k, int lv)
 			else
 				k->out->overflow = 1;
 		}
-		skip_ws(r);
-		if (r->p < r->end && *r->p == ',') {
-			r->p++;
-			skip_ws(r);
+		switch (object_next(r)) {
+		case 1:
 			continue;
-		}
-		if (r->p < r->end && *r->p == '}') {
-			r->p++;
+		case 0:
 			rc = 0;
+			break;
 		}
 		goto out;
 	}
