@@ -40,6 +40,7 @@
 #include "http/h1_scan.h"
 #include "http/headers.h"
 #include "http/write_now.h"
+#include "util/decimal.h"
 
 /* Status line and line-end overhead allowed on top of the header limits
  * before the raw scanner gives up on a response head. */
@@ -67,21 +68,24 @@ static int take_fields(struct mgw_client_conn *c, struct mgw_h1_lines *it)
 {
 	const struct mgw_client_limits *lim = &c->o->cl->lim;
 	struct mgw_client_req *r = c->req;
-	const char *line, *name, *value;
-	size_t len, nlen, vlen;
+	struct mgw_h1_fields fl = {.max_bytes = lim->max_header_bytes,
+	                           .max_fields = lim->max_headers,
+	                           .bytes = r->resp_bytes};
+	int rc = mgw_h1_take_fields(it, &r->resp, &fl);
 
-	while (mgw_h1_next_line(it, &line, &len) && len) {
-		if (mgw_h1_split_field(line, len, &name, &nlen, &value, &vlen))
-			return perr(c, MGW_EPROTO, "invalid response header field");
-		r->resp_bytes += nlen + vlen;
-		if (r->resp_bytes > lim->max_header_bytes)
-			return perr(c, MGW_ELIMIT, "response header too large");
-		if (r->resp.n + 1 > lim->max_headers)
-			return perr(c, MGW_ELIMIT, "too many response header fields");
-		if (mgw_headers_add(&r->resp, name, nlen, value, vlen) != 0)
-			return perr(c, MGW_ENOMEM, "no memory for response headers");
+	r->resp_bytes = fl.bytes;
+	switch (rc) {
+	case 0:
+		return 0;
+	case MGW_EPROTO:
+		return perr(c, MGW_EPROTO, "invalid response header field");
+	case MGW_ELIMIT:
+		return perr(c, MGW_ELIMIT, fl.too_many
+		                               ? "too many response header fields"
+		                               : "response header too large");
+	default:
+		return perr(c, MGW_ENOMEM, "no memory for response headers");
 	}
-	return 0;
 }
 
 /* Framing fields as a whole: one Content-Length at most, never with
@@ -133,7 +137,7 @@ static int keeps_alive(const struct mgw_client_conn *c, int minor)
  * field (conn: h has one). */
 static int hop_field(const struct mgw_headers *h, size_t i, int conn)
 {
-	return mgw_header_is_hop_by_hop(h->v[i].name) ||
+	return mgw_header_is_hop_by_hop(h->v[i].name, h->v[i].name_len) ||
 	       (conn && mgw_headers_connection_lists(h, h->v[i].name));
 }
 
@@ -160,6 +164,7 @@ static int strip_hop_by_hop(struct mgw_client_req *r)
 			return MGW_ENOMEM;
 		}
 	}
+	keep.checked = r->resp.checked; /* fields of a checked list */
 	mgw_headers_deinit(&r->resp);
 	r->resp = keep;
 	return 0;
@@ -261,14 +266,16 @@ static int queue_block(struct mgw_client_conn *c, char *head, size_t n)
  * in one allocation, so the connection sees it as one write. */
 void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
-	char clbuf[48] = "";
-	size_t n, off = 0;
+	char clbuf[MGW_DEC_BUF];
+	size_t cllen = 0, n, off = 0;
+	size_t mlen = strlen(r->method), tlen = strlen(r->target);
+	size_t alen = strlen(r->authority);
 	char *head;
 
 	if (mgw_creq_needs_length(r))
-		snprintf(clbuf, sizeof(clbuf), "Content-Length: %zu\r\n", r->body_len);
-	n = strlen(r->method) + 1 + strlen(r->target) + 11 + 6 +
-	    strlen(r->authority) + 2 + strlen(clbuf) + 2;
+		cllen = mgw_dec(clbuf, r->body_len);
+	n = mlen + 1 + tlen + 11 + 6 + alen + 2 +
+	    (cllen ? 16 + cllen + 2 : 0) + 2;
 	for (size_t i = 0; i < r->hdr.n; i++)
 		n += r->hdr.v[i].name_len + 2 + r->hdr.v[i].value_len + 2;
 	head = malloc(n + r->body_len + 1);
@@ -284,11 +291,11 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 		memcpy(head + off, (s), (l));                           \
 		off += (l);                                             \
 	} while (0)
-	PUT(r->method, strlen(r->method));
+	PUT(r->method, mlen);
 	PUT(" ", 1);
-	PUT(r->target, strlen(r->target));
+	PUT(r->target, tlen);
 	PUT(" HTTP/1.1\r\nHost: ", 17);
-	PUT(r->authority, strlen(r->authority));
+	PUT(r->authority, alen);
 	PUT("\r\n", 2);
 	for (size_t i = 0; i < r->hdr.n; i++) {
 		const struct mgw_header *f = &r->hdr.v[i];
@@ -297,7 +304,11 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 		PUT(f->value, f->value_len);
 		PUT("\r\n", 2);
 	}
-	PUT(clbuf, strlen(clbuf));
+	if (cllen) {
+		PUT("Content-Length: ", 16);
+		PUT(clbuf, cllen);
+		PUT("\r\n", 2);
+	}
 	PUT("\r\n", 2);
 	if (r->body_len)
 		PUT(r->body, r->body_len);

@@ -33,6 +33,7 @@
 #include "core/log.h"
 #include "http/client_conn.h"
 #include "http/headers.h"
+#include "util/decimal.h"
 #include "util/time.h"
 
 /* nghttp2 writes frames into the bufferevent only while less than this is
@@ -174,7 +175,7 @@ static int on_header(nghttp2_session *ng, const nghttp2_frame *frame,
 		r->want_rst = 1;
 		return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
 	}
-	if (mgw_header_is_hop_by_hop((const char *)name))
+	if (mgw_header_is_hop_by_hop((const char *)name, namelen))
 		return 0;
 	if (mgw_headers_add(&r->resp, (const char *)name, namelen,
 	                    (const char *)value, valuelen) != 0) {
@@ -423,7 +424,7 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	nghttp2_nv *nva;
 	size_t n = 0;
-	char clbuf[24];
+	char clbuf[MGW_DEC_BUF];
 	nghttp2_data_provider prd;
 	int32_t sid;
 
@@ -451,8 +452,8 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 		                    : NGHTTP2_NV_FLAG_NONE);
 	}
 	if (mgw_creq_needs_length(r)) {
-		int l = snprintf(clbuf, sizeof(clbuf), "%zu", r->body_len);
-		nva[n++] = mknv("content-length", 14, clbuf, (size_t)l,
+		size_t l = mgw_dec(clbuf, r->body_len);
+		nva[n++] = mknv("content-length", 14, clbuf, l,
 		                NGHTTP2_NV_FLAG_NONE);
 	}
 	prd.source.ptr = r;

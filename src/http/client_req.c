@@ -348,7 +348,7 @@ static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src,
 		if (!checked && (!mgw_header_name_valid(f->name, f->name_len) ||
 		                 !mgw_header_value_valid(f->value, f->value_len)))
 			return MGW_EINVAL;
-		if (mgw_header_is_hop_by_hop(f->name) ||
+		if (mgw_header_is_hop_by_hop(f->name, f->name_len) ||
 		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
 		    (conn && mgw_headers_connection_lists(src, f->name)))
 			continue;

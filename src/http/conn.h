@@ -82,9 +82,10 @@ const char *mgw_http_date(struct mgw_http_server *s);
 /* 1 when a handler-supplied response field may be sent: valid bytes, not
  * hop-by-hop, not named in conn_tokens (the handler's own Connection
  * value), not Content-Length (the layer sets it), not Content-Type when
- * the layer sets one. */
-int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
-                      int have_ctype);
+ * the layer sets one.  checked: the list's h->checked (its bytes were
+ * checked as they were read, and are not checked again). */
+int mgw_resp_field_ok(const struct mgw_header *f, int checked,
+                      const char *conn_tokens, int have_ctype);
 
 /* ---- h1.c ---- */
 void mgw_h1_start(struct mgw_http_conn *c);

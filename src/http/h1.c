@@ -38,6 +38,7 @@
 #include "http/h1_scan.h"
 #include "http/headers.h"
 #include "http/write_now.h"
+#include "util/decimal.h"
 #include "util/memstr.h"
 
 /* Request line and line-end overhead allowed on top of the configured
@@ -88,21 +89,15 @@ static int take_request_line(struct mgw_http_conn *c,
  * Returns 0 or a status. */
 static int take_fields(struct mgw_http_conn *c, struct mgw_h1_lines *it)
 {
-	const struct mgw_http_limits *lim = &c->srv->lim;
-	struct mgw_headers *h = &c->rx->req;
-	const char *line, *name, *value;
-	size_t len, nlen, vlen, bytes = 0;
+	struct mgw_h1_fields lim = {.max_bytes = c->srv->lim.max_header_bytes,
+	                            .max_fields = c->srv->lim.max_headers};
 
-	while (mgw_h1_next_line(it, &line, &len) && len) {
-		if (mgw_h1_split_field(line, len, &name, &nlen, &value, &vlen))
-			return 400;
-		bytes += nlen + vlen;
-		if (bytes > lim->max_header_bytes || h->n + 1 > lim->max_headers)
-			return 431;
-		if (mgw_headers_add(h, name, nlen, value, vlen))
-			return 503;
+	switch (mgw_h1_take_fields(it, &c->rx->req, &lim)) {
+	case 0: return 0;
+	case MGW_EPROTO: return 400;
+	case MGW_ELIMIT: return 431;
+	default: return 503;
 	}
-	return 0;
 }
 
 /* RFC 9112 §9.3: HTTP/1.1 persists unless "close" is listed; HTTP/1.0
@@ -482,14 +477,9 @@ static void hb_puts(struct head_buf *b, const char *s)
 
 static void hb_putu(struct head_buf *b, size_t v)
 {
-	char d[24];
-	size_t i = sizeof(d);
+	char d[MGW_DEC_BUF];
 
-	do {
-		d[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	hb_put(b, d + i, sizeof(d) - i);
+	hb_put(b, d, mgw_dec(d, v));
 }
 
 /* Adds b to out and frees it.  Returns 0 or MGW_ENOMEM (nothing added). */
@@ -542,7 +532,7 @@ static void h1_head(struct mgw_http_exchange *x, int status,
 		hb_put(b, "\r\n", 2);
 	}
 	for (size_t i = 0; h && i < h->n; i++) {
-		if (!mgw_resp_field_ok(&h->v[i], tokens, have_ctype))
+		if (!mgw_resp_field_ok(&h->v[i], h->checked, tokens, have_ctype))
 			continue;
 		hb_put(b, h->v[i].name, h->v[i].name_len);
 		hb_put(b, ": ", 2);

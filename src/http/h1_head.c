@@ -112,6 +112,43 @@ int mgw_h1_split_field(const char *line, size_t len, const char **name,
 	return 0;
 }
 
+int mgw_h1_take_fields(struct mgw_h1_lines *it, struct mgw_headers *h,
+                       struct mgw_h1_fields *lim)
+{
+	int was_empty = h->n == 0;
+	size_t n = (size_t)(it->end - it->p);
+	char *copy = mgw_headers_space(h, n);
+	struct mgw_h1_lines mine;
+	const char *line, *name, *value;
+	size_t len, nlen, vlen;
+
+	if (!copy)
+		return MGW_ENOMEM;
+	memcpy(copy, it->p, n);
+	mgw_h1_lines_init(&mine, copy, n);
+	it->p = it->end;
+	while (mgw_h1_next_line(&mine, &line, &len) && len) {
+		if (mgw_h1_split_field(line, len, &name, &nlen, &value, &vlen))
+			return MGW_EPROTO;
+		lim->bytes += nlen + vlen;
+		if (lim->bytes > lim->max_bytes)
+			return MGW_ELIMIT;
+		if (h->n + 1 > lim->max_fields) {
+			lim->too_many = 1;
+			return MGW_ELIMIT;
+		}
+		/* the colon and the byte after the value (a blank or the CR)
+		 * become the NULs: the copy is ours */
+		copy[name + nlen - copy] = '\0';
+		copy[value + vlen - copy] = '\0';
+		if (mgw_headers_add_ref(h, copy + (name - copy), nlen,
+		                        copy + (value - copy), vlen) != 0)
+			return MGW_ENOMEM;
+	}
+	h->checked = was_empty;
+	return 0;
+}
+
 int mgw_h1_content_length(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "http/headers-t.h"
+
 /* Lines of a scanned head p[0..n), in order. */
 struct mgw_h1_lines {
 	const char *p, *end;
@@ -51,6 +53,24 @@ int mgw_h1_status_line(struct mgw_h1_lines *it, int *major, int *minor,
  * trailing blanks.  Returns 0 or MGW_EPROTO. */
 int mgw_h1_split_field(const char *line, size_t len, const char **name,
                        size_t *nlen, const char **value, size_t *vlen);
+
+/* What mgw_h1_take_fields may take, and what it took. */
+struct mgw_h1_fields {
+	size_t max_bytes;   /* of names and values, all fields together */
+	size_t max_fields;
+	size_t bytes;       /* names and values taken (counted on) */
+	int too_many;       /* MGW_ELIMIT was for max_fields */
+};
+
+/* The field lines left in it (up to the empty line) into h: the rest of
+ * the head is copied once into h's space, each name and value ended by a
+ * NUL in place there and added by reference.  The fields of a scanned
+ * head are checked by the scan and the split, so a list that was empty
+ * comes out with h->checked set.  Returns 0, MGW_EPROTO (a line is not a
+ * field), MGW_ELIMIT (lim->max_bytes, or lim->max_fields with
+ * lim->too_many set) or MGW_ENOMEM. */
+int mgw_h1_take_fields(struct mgw_h1_lines *it, struct mgw_headers *h,
+                       struct mgw_h1_fields *lim);
 
 /* A Content-Length value (NUL-terminated): one or more digits, nothing
  * else (no sign, blank or list), as a number that fits 64 bits.  Returns

@@ -31,6 +31,7 @@
 #include "http/conn.h"
 #include "http/h2_scan.h"
 #include "http/headers.h"
+#include "util/decimal.h"
 #include "util/time.h"
 
 /* nghttp2 frames responses into the bufferevent only while its output is
@@ -671,19 +672,19 @@ static int h2_submit(struct mgw_http_exchange *x, int status,
 	char **names = calloc(cap, sizeof(*names));
 	const char *tokens = h ? mgw_headers_get(h, "connection") : NULL;
 	int have_ctype = ctype && mgw_header_value_valid(ctype, strlen(ctype));
-	char sbuf[16], lbuf[32];
+	char sbuf[MGW_DEC_BUF], lbuf[MGW_DEC_BUF];
 	nghttp2_data_provider prd;
 	int rc = MGW_ENOMEM;
 
 	if (!nva || !names)
 		goto fail;
-	snprintf(sbuf, sizeof(sbuf), "%d", status);
+	mgw_dec(sbuf, (uint64_t)(status < 0 ? 0 : status));
 	nv_set(&nva[n++], ":status", sbuf);
 	if (!h || !mgw_headers_get(h, "date"))
 		nv_set(&nva[n++], "date", mgw_http_date(c->srv));
 	for (size_t i = 0; h && i < h->n; i++) {
 		const struct mgw_header *f = &h->v[i];
-		if (!mgw_resp_field_ok(f, tokens, have_ctype))
+		if (!mgw_resp_field_ok(f, h->checked, tokens, have_ctype))
 			continue;
 		names[i] = strdup(f->name);
 		if (!names[i])
@@ -696,7 +697,7 @@ static int h2_submit(struct mgw_http_exchange *x, int status,
 	if (have_ctype)
 		nv_set(&nva[n++], "content-type", ctype);
 	if (with_length) {
-		snprintf(lbuf, sizeof(lbuf), "%zu", len);
+		mgw_dec(lbuf, len);
 		nv_set(&nva[n++], "content-length", lbuf);
 	}
 	prd.source.ptr = x;

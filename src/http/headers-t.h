@@ -27,6 +27,12 @@ struct mgw_headers {
 	size_t bytes; /* sum of name_len + value_len, for limits */
 	char *block;  /* newest block; its first bytes link to the previous */
 	size_t block_used, block_cap;
+	/* 1 when every field's name is a token and its value field-content,
+	 * checked as they were read (the HTTP/1 head readers set it);
+	 * cleared by any addition not checked (mgw_headers_add, _set,
+	 * _append_value), kept by a clone and a removal.  What writes the
+	 * list out skips the checks it vouches for (mgw_resp_field_ok). */
+	unsigned checked;
 };
 
 #endif

@@ -30,8 +30,7 @@ void mgw_headers_deinit(struct mgw_headers *h)
 	memset(h, 0, sizeof(*h));
 }
 
-/* n bytes of string space from the list's blocks; NULL on no memory. */
-static char *carve(struct mgw_headers *h, size_t n)
+char *mgw_headers_space(struct mgw_headers *h, size_t n)
 {
 	char *p;
 
@@ -55,35 +54,53 @@ static char *carve(struct mgw_headers *h, size_t n)
 	return p;
 }
 
-int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
-                    const char *value, size_t vlen)
+/* Room for one more field in h->v.  Returns 0 or MGW_ENOMEM. */
+static int field_room(struct mgw_headers *h)
+{
+	size_t cap;
+	struct mgw_header *v;
+
+	if (h->n < h->cap)
+		return 0;
+	cap = h->cap ? h->cap * 2 : 16;
+	v = realloc(h->v, cap * sizeof(*v));
+	if (!v)
+		return MGW_ENOMEM;
+	h->v = v;
+	h->cap = cap;
+	return 0;
+}
+
+int mgw_headers_add_ref(struct mgw_headers *h, char *name, size_t nlen,
+                        char *value, size_t vlen)
 {
 	struct mgw_header *f;
-	char *b;
 
-	if (h->n == h->cap) {
-		size_t cap = h->cap ? h->cap * 2 : 16;
-		struct mgw_header *v = realloc(h->v, cap * sizeof(*v));
-		if (!v)
-			return MGW_ENOMEM;
-		h->v = v;
-		h->cap = cap;
-	}
-	if (nlen > SIZE_MAX / 4 || vlen > SIZE_MAX / 4 ||
-	    !(b = carve(h, nlen + 1 + vlen + 1)))
+	if (field_room(h) != 0)
 		return MGW_ENOMEM;
-	f = &h->v[h->n];
-	f->name = b;
-	f->value = b + nlen + 1;
-	memcpy(f->name, name, nlen);
-	f->name[nlen] = '\0';
-	memcpy(f->value, value, vlen);
-	f->value[vlen] = '\0';
+	f = &h->v[h->n++];
+	f->name = name;
+	f->value = value;
 	f->name_len = nlen;
 	f->value_len = vlen;
 	h->bytes += nlen + vlen;
-	h->n++;
 	return 0;
+}
+
+int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
+                    const char *value, size_t vlen)
+{
+	char *b;
+
+	if (nlen > SIZE_MAX / 4 || vlen > SIZE_MAX / 4 || field_room(h) != 0 ||
+	    !(b = mgw_headers_space(h, nlen + 1 + vlen + 1)))
+		return MGW_ENOMEM;
+	memcpy(b, name, nlen);
+	b[nlen] = '\0';
+	memcpy(b + nlen + 1, value, vlen);
+	b[nlen + 1 + vlen] = '\0';
+	h->checked = 0;
+	return mgw_headers_add_ref(h, b, nlen, b + nlen + 1, vlen);
 }
 
 int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value)
@@ -140,6 +157,7 @@ int mgw_headers_clone(struct mgw_headers *dst, const struct mgw_headers *src)
 	}
 	dst->n = dst->cap = src->n;
 	dst->bytes = src->bytes;
+	dst->checked = src->checked;
 	dst->block = b;
 	dst->block_used = dst->block_cap = BLOCK_LINK + bytes;
 	return 0;
@@ -155,7 +173,7 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
 	if (alen > SIZE_MAX / 4 || f->value_len > SIZE_MAX / 4)
 		return MGW_ENOMEM;
 	vlen = f->value_len + slen + alen;
-	if (!(b = carve(h, f->name_len + 1 + vlen + 1)))
+	if (!(b = mgw_headers_space(h, f->name_len + 1 + vlen + 1)))
 		return MGW_ENOMEM;
 	memcpy(b, f->name, f->name_len + 1);
 	memcpy(b + f->name_len + 1, f->value, f->value_len);
@@ -164,6 +182,7 @@ int mgw_headers_append_value(struct mgw_headers *h, size_t i, const char *sep,
 	b[f->name_len + 1 + vlen] = '\0';
 	f->name = b;
 	f->value = b + f->name_len + 1;
+	h->checked = 0;
 	h->bytes += vlen - f->value_len;
 	f->value_len = vlen;
 	return 0;
@@ -233,22 +252,22 @@ int mgw_header_value_valid(const char *value, size_t len)
 	return 1;
 }
 
-int mgw_header_is_hop_by_hop(const char *name)
+int mgw_header_is_hop_by_hop(const char *name, size_t len)
 {
 	/* Called for every field in both directions of every proxied request:
-	 * dispatch on length so most names cost one strlen and no compare. */
-	switch (strlen(name)) {
-	case 2: return strcasecmp(name, "te") == 0;
-	case 7: return strcasecmp(name, "trailer") == 0 ||
-	               strcasecmp(name, "upgrade") == 0;
-	case 10: return strcasecmp(name, "connection") == 0 ||
-	                strcasecmp(name, "keep-alive") == 0;
-	case 14: return strcasecmp(name, "http2-settings") == 0;
-	case 16: return strcasecmp(name, "proxy-connection") == 0;
-	case 17: return strcasecmp(name, "transfer-encoding") == 0;
-	case 18: return strcasecmp(name, "proxy-authenticate") == 0;
+	 * dispatch on the length, so that most names cost no compare. */
+#define IS(lit) (strncasecmp(name, "" lit, len) == 0)
+	switch (len) {
+	case 2: return IS("te");
+	case 7: return IS("trailer") || IS("upgrade");
+	case 10: return IS("connection") || IS("keep-alive");
+	case 14: return IS("http2-settings");
+	case 16: return IS("proxy-connection");
+	case 17: return IS("transfer-encoding");
+	case 18: return IS("proxy-authenticate");
 	default: return 0;
 	}
+#undef IS
 }
 
 int mgw_header_list_has(const char *value, const char *token)
@@ -281,10 +300,23 @@ int mgw_headers_connection_lists(const struct mgw_headers *h, const char *name)
 	return 0;
 }
 
-/* RFC 3986 unreserved / sub-delims, the bytes of a reg-name but "%". */
+/* RFC 3986 unreserved / sub-delims, the bytes of a reg-name but "%"
+ * (a table: every Host of every request is read through it). */
+static const unsigned char reg_name[256] = {
+	['-'] = 1, ['.'] = 1, ['_'] = 1, ['~'] = 1, ['!'] = 1, ['$'] = 1,
+	['&'] = 1, ['\''] = 1, ['('] = 1, [')'] = 1, ['*'] = 1, ['+'] = 1,
+	[','] = 1, [';'] = 1, ['='] = 1,
+#define R6(x) [x] = 1, [x + 1] = 1, [x + 2] = 1, [x + 3] = 1, [x + 4] = 1, \
+	[x + 5] = 1
+#define R10(x) R6(x), [x + 6] = 1, [x + 7] = 1, [x + 8] = 1, [x + 9] = 1
+	R10('0'), R10('A'), R10('K'), R6('U'), R10('a'), R10('k'), R6('u'),
+#undef R10
+#undef R6
+};
+
 static int reg_name_byte(unsigned char b)
 {
-	return isalnum(b) || (b && strchr("-._~!$&'()*+,;=", b) != NULL);
+	return reg_name[b];
 }
 
 /* "[" IPv6address / IPvFuture "]" (RFC 3986 3.2.2); s spans the

@@ -16,6 +16,16 @@ void mgw_headers_deinit(struct mgw_headers *h);
 /* Appends a copy of name/value. Returns 0 or MGW_ENOMEM. */
 int mgw_headers_add(struct mgw_headers *h, const char *name, size_t nlen,
                     const char *value, size_t vlen);
+/* n bytes of string space that live as long as the list (a reader
+ * copies a head there once, then adds its fields by reference); NULL on
+ * no memory. */
+char *mgw_headers_space(struct mgw_headers *h, size_t n);
+/* Appends a field whose name and value already lie, NUL-terminated, in
+ * the list's own space (mgw_headers_space) or in memory that outlives
+ * it; nothing is copied and h->checked is left as it is.  Returns 0 or
+ * MGW_ENOMEM. */
+int mgw_headers_add_ref(struct mgw_headers *h, char *name, size_t nlen,
+                        char *value, size_t vlen);
 /* Convenience for NUL-terminated strings. */
 int mgw_headers_adds(struct mgw_headers *h, const char *name, const char *value);
 /* Appends a copy of every field of src (NULL: none), in order.  Returns 0
@@ -119,8 +129,9 @@ int mgw_http_authority_valid(const char *s, size_t n);
 /* 1 for hop-by-hop fields per RFC 9110 §7.6.1 (Connection, Keep-Alive,
  * Proxy-Connection, TE, Trailer, Transfer-Encoding, Upgrade,
  * Proxy-Authenticate, Proxy-Authorization is NOT included: it is
- * end-to-end for a gateway that does not consume it). */
-int mgw_header_is_hop_by_hop(const char *name);
+ * end-to-end for a gateway that does not consume it); name is len
+ * bytes, not necessarily NUL-terminated. */
+int mgw_header_is_hop_by_hop(const char *name, size_t len);
 
 /* Case-insensitive search of token in a comma-separated list value. */
 int mgw_header_list_has(const char *value, const char *token);

@@ -181,13 +181,13 @@ void mgw_http_server_set_refusal_cb(struct mgw_http_server *s,
 	s->refusal_arg = arg;
 }
 
-int mgw_resp_field_ok(const struct mgw_header *f, const char *conn_tokens,
-                      int have_ctype)
+int mgw_resp_field_ok(const struct mgw_header *f, int checked,
+                      const char *conn_tokens, int have_ctype)
 {
-	if (!mgw_header_name_valid(f->name, f->name_len) ||
-	    !mgw_header_value_valid(f->value, f->value_len))
+	if (!checked && (!mgw_header_name_valid(f->name, f->name_len) ||
+	                 !mgw_header_value_valid(f->value, f->value_len)))
 		return 0;
-	if (mgw_header_is_hop_by_hop(f->name))
+	if (mgw_header_is_hop_by_hop(f->name, f->name_len))
 		return 0;
 	if (MGW_HEADER_IS(f, "content-length"))
 		return 0;

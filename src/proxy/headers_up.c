@@ -115,7 +115,7 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
 	for (size_t i = 0; in && i < in->n; i++) {
 		const struct mgw_header *f = &in->v[i];
 
-		if (mgw_header_is_hop_by_hop(f->name) ||
+		if (mgw_header_is_hop_by_hop(f->name, f->name_len) ||
 		    (conn && mgw_headers_connection_lists(in, f->name)) ||
 		    MGW_HEADER_IS(f, "host") || MGW_HEADER_IS(f, "content-length") ||
 		    MGW_HEADER_IS(f, "expect"))

@@ -17,6 +17,7 @@
 #include "core/errors.h"
 #include "http/h1_head.h"
 #include "http/h1_scan.h"
+#include "http/headers.h"
 
 /* Scans in[0..len) in pieces of at most step bytes (0: one piece) until
  * the head ends or fails.  *fed counts the bytes that belong to it. */
@@ -230,6 +231,65 @@ static void test_head_reader(void **state)
 	assert_int_equal(mgw_h1_status_line(&it, &major, &minor, &status), MGW_EPROTO);
 }
 
+/* The field lines of a scanned head into a list (mgw_h1_take_fields):
+ * copied once, each name and value NUL-terminated in the copy, the list
+ * marked checked; the byte and count limits, and a line that is no
+ * field. */
+static void test_take_fields(void **state)
+{
+	static const char head[] = "GET / HTTP/1.1\r\n"
+	                           "Host: h \t\r\n"
+	                           "X-Empty:\r\n"
+	                           "Accept:a, b\r\n\r\n";
+	char buf[sizeof(head)];
+	struct mgw_h1_lines it;
+	struct mgw_h1_reqline rl;
+	struct mgw_headers h;
+	struct mgw_h1_fields lim = {.max_bytes = 100, .max_fields = 10};
+	(void)state;
+
+	memcpy(buf, head, sizeof(head));
+	mgw_headers_init(&h);
+	mgw_h1_lines_init(&it, buf, sizeof(head) - 1);
+	assert_int_equal(mgw_h1_request_line(&it, &rl), 0);
+	assert_int_equal(mgw_h1_take_fields(&it, &h, &lim), 0);
+	assert_int_equal(h.n, 3);
+	assert_true(h.checked);
+	assert_string_equal(h.v[0].name, "Host");
+	assert_string_equal(h.v[0].value, "h");
+	assert_string_equal(h.v[1].name, "X-Empty");
+	assert_string_equal(h.v[1].value, "");
+	assert_string_equal(h.v[2].name, "Accept");
+	assert_string_equal(h.v[2].value, "a, b");
+	assert_int_equal(h.v[2].value_len, 4);
+	assert_int_equal(lim.bytes, 4 + 1 + 7 + 6 + 4);
+	/* the caller's buffer is not written: the list has its own copy */
+	assert_memory_equal(buf, head, sizeof(head));
+	assert_true(it.p == it.end);
+	/* an addition that is not checked clears the mark */
+	assert_int_equal(mgw_headers_adds(&h, "X-Mine", "v"), 0);
+	assert_false(h.checked);
+	mgw_headers_deinit(&h);
+
+	/* over the bytes, over the count, not a field */
+	lim = (struct mgw_h1_fields){.max_bytes = 20, .max_fields = 10};
+	mgw_h1_lines_init(&it, buf, sizeof(head) - 1);
+	assert_int_equal(mgw_h1_request_line(&it, &rl), 0);
+	assert_int_equal(mgw_h1_take_fields(&it, &h, &lim), MGW_ELIMIT);
+	assert_false(lim.too_many);
+	mgw_headers_deinit(&h);
+	lim = (struct mgw_h1_fields){.max_bytes = 100, .max_fields = 2};
+	mgw_h1_lines_init(&it, buf, sizeof(head) - 1);
+	assert_int_equal(mgw_h1_request_line(&it, &rl), 0);
+	assert_int_equal(mgw_h1_take_fields(&it, &h, &lim), MGW_ELIMIT);
+	assert_true(lim.too_many);
+	mgw_headers_deinit(&h);
+	lim = (struct mgw_h1_fields){.max_bytes = 100, .max_fields = 10};
+	mgw_h1_lines_init(&it, "X-A: 1\r\nX B: 2\r\n\r\n", 19);
+	assert_int_equal(mgw_h1_take_fields(&it, &h, &lim), MGW_EPROTO);
+	mgw_headers_deinit(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +300,7 @@ int main(void)
 		cmocka_unit_test(test_reset_reuses),
 		cmocka_unit_test(test_buf_append),
 		cmocka_unit_test(test_head_reader),
+		cmocka_unit_test(test_take_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

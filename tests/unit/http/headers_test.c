@@ -274,6 +274,75 @@ static void test_authority_valid(void **state)
 	assert_true(mgw_http_authority_valid("ab c", 2));
 }
 
+/* The Host grammar's reg-name bytes, every byte against the RFC 3986
+ * classes (the reader uses a table). */
+static void test_authority_every_byte(void **state)
+{
+	(void)state;
+	for (int b = 0; b < 256; b++) {
+		char s[3] = {'a', (char)b, 'z'};
+		int want = (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') ||
+		           (b >= 'A' && b <= 'Z') ||
+		           (b && strchr("-._~!$&'()*+,;=", b) != NULL);
+
+		/* ':' makes "z" a port, and not digits */
+		if (mgw_http_authority_valid(s, 3) != want)
+			fail_msg("byte 0x%02x: %d", b, !want);
+	}
+}
+
+/* Hop-by-hop names, in any case, by length (not NUL-terminated). */
+static void test_hop_by_hop(void **state)
+{
+	static const char *const hop[] = {
+		"te", "TE", "Trailer", "upgrade", "Connection", "keep-alive",
+		"HTTP2-Settings", "Proxy-Connection", "Transfer-Encoding",
+		"proxy-authenticate",
+	};
+	static const char *const not[] = {
+		"t", "tex", "Trailers", "Content-Length", "Proxy-Authorization",
+		"host", "x-te", "",
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++)
+		if (!mgw_header_is_hop_by_hop(hop[i], strlen(hop[i])))
+			fail_msg("'%s' not hop-by-hop", hop[i]);
+	for (size_t i = 0; i < sizeof(not) / sizeof(not[0]); i++)
+		if (mgw_header_is_hop_by_hop(not[i], strlen(not[i])))
+			fail_msg("'%s' hop-by-hop", not[i]);
+	assert_true(mgw_header_is_hop_by_hop("te: x", 2));
+	assert_false(mgw_header_is_hop_by_hop("te: x", 3));
+}
+
+/* The checked mark: only a reader sets it; every unchecked addition
+ * clears it, a clone and a removal keep it. */
+static void test_checked_mark(void **state)
+{
+	struct mgw_headers h, c = {0};
+	char *sp;
+	(void)state;
+
+	mgw_headers_init(&h);
+	assert_false(h.checked);
+	sp = mgw_headers_space(&h, 8);
+	assert_non_null(sp);
+	memcpy(sp, "A\0b\0C\0d", 8);
+	assert_int_equal(mgw_headers_add_ref(&h, sp, 1, sp + 2, 1), 0);
+	assert_int_equal(mgw_headers_add_ref(&h, sp + 4, 1, sp + 6, 1), 0);
+	h.checked = 1;
+	assert_int_equal(mgw_headers_remove(&h, "c"), 1);
+	assert_true(h.checked);
+	assert_int_equal(mgw_headers_clone(&c, &h), 0);
+	assert_true(c.checked);
+	assert_string_equal(mgw_headers_get(&c, "a"), "b");
+	assert_int_equal(mgw_headers_append_value(&c, 0, ", ", "x\x01", 2), 0);
+	assert_false(c.checked);
+	assert_int_equal(mgw_headers_set(&h, "a", "z"), 0);
+	assert_false(h.checked);
+	mgw_headers_deinit(&c);
+	mgw_headers_deinit(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -287,6 +356,9 @@ int main(void)
 		cmocka_unit_test(test_value_valid_every_byte),
 		cmocka_unit_test(test_connection_lists),
 		cmocka_unit_test(test_authority_valid),
+		cmocka_unit_test(test_authority_every_byte),
+		cmocka_unit_test(test_hop_by_hop),
+		cmocka_unit_test(test_checked_mark),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,11 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "core/errors.h"
+#include "util/decimal.h"
 #include "util/parse.h"
 
 static void test_duration_good(void **state)
@@ -152,6 +154,23 @@ static void test_hostport_bad(void **state)
 	assert_string_equal(h, "abcd");
 }
 
+/* mgw_dec writes what printf("%llu") writes, NUL included. */
+static void test_decimal(void **state)
+{
+	static const uint64_t v[] = {0, 1, 9, 10, 99, 100, 215, 65535,
+	                             4294967296ULL, 18446744073709551615ULL};
+	char got[MGW_DEC_BUF], want[32];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		size_t n = mgw_dec(got, v[i]);
+
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v[i]);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +181,7 @@ int main(void)
 		cmocka_unit_test(test_int),
 		cmocka_unit_test(test_hostport_good),
 		cmocka_unit_test(test_hostport_bad),
+		cmocka_unit_test(test_decimal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
