@@ -87,8 +87,18 @@ static int scan_byte(struct mgw_h1_scan *s, unsigned char ch)
 	return scan_special[ch] ? MGW_EPROTO : 0;
 }
 
-/* Inside a line, runs of ordinary bytes are skipped 8 at a time, then by
- * table; line starts, line ends and control bytes go through scan_byte. */
+/* 1 when p[0..3) is a line's CRLF and the first byte of a next line
+ * that is neither empty nor folded: the scan goes on inside a line. */
+static int plain_line_end(const unsigned char *p)
+{
+	return p[0] == '\r' && p[1] == '\n' && !scan_special[p[2]] &&
+	       p[2] != ' ' && p[2] != '\t';
+}
+
+/* Inside a line, runs of ordinary bytes are skipped by blocks
+ * (mgw_ctl_free_words), then by table; a CRLF followed by the start of
+ * an ordinary line is stepped over at once; the other line starts, line
+ * ends and control bytes go through scan_byte. */
 int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
                      size_t len, size_t *feed)
 {
@@ -98,10 +108,16 @@ int mgw_h1_scan_feed(struct mgw_h1_scan *s, const unsigned char *p,
 		int st;
 
 		if (!s->cr && !s->lf) {
-			size_t j = i + mgw_ctl_free_words(p + i, len - i);
+			size_t j = i;
 
-			while (j < len && !scan_special[p[j]])
-				j++;
+			for (;;) {
+				j += mgw_ctl_free_words(p + j, len - j);
+				while (j < len && !scan_special[p[j]])
+					j++;
+				if (len - j < 3 || !plain_line_end(p + j))
+					break;
+				j += 3;
+			}
 			s->bytes += j - i;
 			if (s->bytes > s->cap)
 				return MGW_ELIMIT;

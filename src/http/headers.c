@@ -256,7 +256,9 @@ int mgw_header_is_hop_by_hop(const char *name, size_t len)
 {
 	/* Called for every field in both directions of every proxied request:
 	 * dispatch on the length, so that most names cost no compare. */
-#define IS(lit) (strncasecmp(name, "" lit, len) == 0)
+	/* the first byte, case folded, before the call (as mgw_header_is) */
+#define IS(lit) (((name[0] ^ lit[0]) & ~0x20) == 0 && \
+                 strncasecmp(name, "" lit, len) == 0)
 	switch (len) {
 	case 2: return IS("te");
 	case 7: return IS("trailer") || IS("upgrade");

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "mcp/json.h"
 
@@ -33,7 +36,8 @@ static json_t *fail(struct rd *r, enum mgw_json_err code, const char *text)
 
 static void skip_ws(struct rd *r)
 {
-	while (r->p < r->end &&
+	/* every JSON whitespace byte is at most ' ': one compare for the rest */
+	while (r->p < r->end && *r->p <= ' ' &&
 	       (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
 		r->p++;
 }
@@ -196,23 +200,47 @@ static const unsigned char plain_byte[256] = {
 #undef R4
 };
 
-/* Scans the string starting at the opening quote: checks it (UTF-8,
- * control bytes, escapes, surrogate pairs) and leaves r->p after the
- * closing quote.  [*a, *b) is its body; *esc whether it has escapes;
- * *nul whether an escape decodes to U+0000.  Runs of plain ASCII are
- * skipped by table, the rest looked at one character at a time. */
-static int scan_string(struct rd *r, const unsigned char **a,
-                       const unsigned char **b, int *esc, int *nul)
+/* How many bytes from p on are plain (plain_byte), up to end: 16 at a
+ * time with SSE2 (every x86-64), then by table. */
+static const unsigned char *plain_run(const unsigned char *p,
+                                      const unsigned char *end)
 {
-	const unsigned char *p = r->p + 1;
+#ifdef __SSE2__
+	const __m128i lim = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"'),
+		      bslash = _mm_set1_epi8('\\');
 
-	*a = p;
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* below 0x20 (min(x, 0x1f) == x), '"' or '\\'; and the
+		 * bytes from 0x80 up by their high bit */
+		__m128i sp = _mm_or_si128(
+			_mm_cmpeq_epi8(_mm_min_epu8(x, lim), x),
+			_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+			             _mm_cmpeq_epi8(x, bslash)));
+		unsigned m = (unsigned)_mm_movemask_epi8(sp) |
+		             (unsigned)_mm_movemask_epi8(x);
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	while (p < end && plain_byte[*p])
+		p++;
+	return p;
+}
+
+/* scan_string past its plain first run p (the body starts at r->p + 1). */
+static int scan_string_rest(struct rd *r, const unsigned char *p,
+                            const unsigned char **a, const unsigned char **b,
+                            int *esc, int *nul)
+{
+	*a = r->p + 1;
 	*esc = *nul = 0;
 	for (;;) {
 		unsigned char c;
 
-		while (p < r->end && plain_byte[*p])
-			p++;
+		p = plain_run(p, r->end);
 		if (p >= r->end) {
 			r->p = p;
 			fail(r, MGW_JSON_SYNTAX, "unterminated string");
@@ -276,6 +304,27 @@ bad_escape:
 	r->p = p;
 	fail(r, MGW_JSON_SYNTAX, "invalid escape in string");
 	return -1;
+}
+
+/* Scans the string starting at the opening quote: checks it (UTF-8,
+ * control bytes, escapes, surrogate pairs) and leaves r->p after the
+ * closing quote.  [*a, *b) is its body; *esc whether it has escapes;
+ * *nul whether an escape decodes to U+0000.  Runs of plain ASCII are
+ * skipped by plain_run, the rest looked at one character at a time; a
+ * string that is one plain run (most names and values) ends here. */
+static inline int scan_string(struct rd *r, const unsigned char **a,
+                              const unsigned char **b, int *esc, int *nul)
+{
+	const unsigned char *p = plain_run(r->p + 1, r->end);
+
+	if (p < r->end && *p == '"') {
+		*a = r->p + 1;
+		*b = p;
+		*esc = *nul = 0;
+		r->p = p + 1;
+		return 0;
+	}
+	return scan_string_rest(r, p, a, b, esc, nul);
 }
 
 static json_t *string_value(struct rd *r)
@@ -601,6 +650,7 @@ struct sk {
 	struct mgw_json_error e;
 	const char *const *path;
 	size_t npath;
+	size_t plen[MGW_JSON_SKIM_LEVELS]; /* strlen of path[i] */
 	struct mgw_json_skim *out;
 	unsigned nkeys;             /* names of the objects open now */
 	const unsigned char *key[MGW_JSON_SKIM_KEYS];
@@ -658,7 +708,7 @@ static int sk_path_member(const struct sk *k, int lv, const unsigned char *a,
 	if (lv < 0 || (size_t)lv >= k->npath || lv + 1 >= MGW_JSON_SKIM_LEVELS)
 		return -1;
 	want = k->path[lv];
-	return strlen(want) == n && memcmp(want, a, n) == 0 ? lv + 1 : -1;
+	return k->plen[lv] == n && memcmp(want, a, n) == 0 ? lv + 1 : -1;
 }
 
 /* An object; lv >= 0 when it is the path's object of that level, whose
@@ -825,6 +875,8 @@ int mgw_json_skim(const void *buf, size_t len, size_t max_depth,
 	k.r.err = &k.e;
 	k.path = path;
 	k.npath = npath;
+	for (size_t i = 0; i < npath && i < MGW_JSON_SKIM_LEVELS; i++)
+		k.plen[i] = strlen(path[i]);
 	k.out = out;
 	k.nkeys = 0;
 	if (sk_value(&k, 0, &top) != 0)
@@ -832,18 +884,4 @@ int mgw_json_skim(const void *buf, size_t len, size_t max_depth,
 	out->top = top.type;
 	skip_ws(&k.r);
 	return k.r.p == k.r.end && !out->overflow ? 0 : -1;
-}
-
-const struct mgw_json_member *mgw_json_skim_get(const struct mgw_json_skim *s,
-                                                unsigned lv, const char *key)
-{
-	size_t n = strlen(key);
-
-	if (lv >= MGW_JSON_SKIM_LEVELS)
-		return NULL;
-	for (unsigned i = 0; i < s->n[lv]; i++)
-		if (s->level[lv][i].klen == n &&
-		    memcmp(s->level[lv][i].key, key, n) == 0)
-			return &s->level[lv][i];
-	return NULL;
 }

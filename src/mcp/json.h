@@ -40,6 +40,7 @@
 #define MGW_MCP_JSON_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include <jansson.h>
 
@@ -124,8 +125,20 @@ int mgw_json_skim(const void *buf, size_t len, size_t max_depth,
                   const char *const *path, size_t npath,
                   struct mgw_json_skim *out);
 
-/* The member named key among level[lv]'s, or NULL. */
-const struct mgw_json_member *mgw_json_skim_get(const struct mgw_json_skim *s,
-                                                unsigned lv, const char *key);
+/* The member named key among level[lv]'s, or NULL.  Inline, so that a
+ * literal key's length is known at compile time. */
+static inline const struct mgw_json_member *
+mgw_json_skim_get(const struct mgw_json_skim *s, unsigned lv, const char *key)
+{
+	size_t n = strlen(key);
+
+	if (lv >= MGW_JSON_SKIM_LEVELS)
+		return NULL;
+	for (unsigned i = 0; i < s->n[lv]; i++)
+		if (s->level[lv][i].klen == n &&
+		    memcmp(s->level[lv][i].key, key, n) == 0)
+			return &s->level[lv][i];
+	return NULL;
+}
 
 #endif

@@ -362,8 +362,13 @@ static int lazy_request_names(const struct mgw_json_skim *s,
 static int lazy_kind(const struct mgw_json_skim *s, const unsigned char *b,
                      struct mgw_jrpc_msg *m, struct lazy_strings *ls)
 {
-	static const char *const names[] = {"jsonrpc", "method", "id",
-	                                    "params", "result", "error"};
+#define NAME(lit) {lit, sizeof(lit) - 1}
+	static const struct {
+		const char *s;
+		size_t n;
+	} names[] = {NAME("jsonrpc"), NAME("method"), NAME("id"),
+	             NAME("params"), NAME("result"), NAME("error")};
+#undef NAME
 	const struct mgw_json_member *mb[6] = {0}, *meta;
 	const struct mgw_json_member *ver, *method, *id, *params, *result, *error;
 
@@ -372,8 +377,8 @@ static int lazy_kind(const struct mgw_json_skim *s, const unsigned char *b,
 		const struct mgw_json_member *x = &s->level[0][i];
 
 		for (unsigned k = 0; k < 6; k++)
-			if (x->klen == strlen(names[k]) &&
-			    memcmp(x->key, names[k], x->klen) == 0) {
+			if (x->klen == names[k].n &&
+			    memcmp(x->key, names[k].s, x->klen) == 0) {
 				mb[k] = x;
 				break;
 			}

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/../integration/lib.sh"
 watchdog 600
 SRC=$(cd "$(dirname "$0")" && pwd)
-for t in json jsonrpc sep2243 chunked h1_request h1_head_diff client_h1 sse sse_stamp \
+for t in json jsonrpc sep2243 chunked h1_request h1_head_diff h1_scan_diff client_h1 sse sse_stamp \
 	hmac_handle sealed_token record_codec load_scenario config server jwt; do
 	bin=$TOP_BUILDDIR/tests/fuzz/${t}_fuzz
 	[ -x "$bin" ] || { fail "$t: $bin not built"; continue; }

@@ -289,6 +289,61 @@ static void test_value_limit(void **state)
 	free(b);
 }
 
+/* One byte of every kind at every offset of a long string, so that it
+ * lands in each lane of a 16-byte block and in the tail after the
+ * blocks: the parse and the skim agree with what the byte means (plain
+ * text, the closing quote, an escape, a control byte, UTF-8 good and
+ * bad) and the string's value is exact. */
+static void test_string_lanes(void **state)
+{
+	static const struct {
+		const char *ins;  /* put at the offset */
+		const char *want; /* the value's bytes there, NULL: refused */
+	} kinds[] = {
+		{"a", "a"}, {"\\n", "\n"}, {"\\u00e9", "\xc3\xa9"},
+		{"\xc3\xa9", "\xc3\xa9"}, {"\x7f", "\x7f"}, {"\x01", NULL},
+		{"\x1f", NULL}, {"\xc3", NULL}, {"\xff", NULL}, {"\\x", NULL},
+	};
+	(void)state;
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (size_t off = 0; off < 40; off++) {
+			char doc[128], val[128];
+			size_t n = 0, tail = 37 - (off % 7);
+			struct mgw_json_error e;
+			struct mgw_json_skim sk;
+			json_t *v;
+
+			doc[n++] = '"';
+			memset(doc + n, 'x', off);
+			n += off;
+			memcpy(doc + n, kinds[k].ins, strlen(kinds[k].ins));
+			n += strlen(kinds[k].ins);
+			memset(doc + n, 'y', tail);
+			n += tail;
+			doc[n++] = '"';
+			v = mgw_json_parse(doc, n, 0, &e);
+			if (!kinds[k].want) {
+				if (v)
+					fail_msg("kind %zu at %zu accepted", k, off);
+				assert_int_equal(mgw_json_skim(doc, n, 0, NULL, 0, &sk), -1);
+				continue;
+			}
+			if (!v || !json_is_string(v))
+				fail_msg("kind %zu at %zu refused: %s", k, off, e.text);
+			memset(val, 'x', off);
+			memcpy(val + off, kinds[k].want, strlen(kinds[k].want));
+			memset(val + off + strlen(kinds[k].want), 'y', tail);
+			assert_int_equal(json_string_length(v),
+			                 off + strlen(kinds[k].want) + tail);
+			assert_memory_equal(json_string_value(v), val,
+			                    json_string_length(v));
+			json_decref(v);
+			assert_int_equal(mgw_json_skim(doc, n, 0, NULL, 0, &sk), 0);
+			/* cut before the closing quote: unterminated */
+			assert_null(mgw_json_parse(doc, n - 1, 0, &e));
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +352,7 @@ int main(void)
 		cmocka_unit_test(test_wide_numbers),
 		cmocka_unit_test(test_depth),
 		cmocka_unit_test(test_value_limit),
+		cmocka_unit_test(test_string_lanes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
