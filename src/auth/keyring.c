@@ -17,6 +17,7 @@
 #include "http/client.h"
 #include "http/headers.h"
 #include "net/tls_client.h"
+#include "net/wake.h"
 #include "util/time.h"
 #include "util/url.h"
 
@@ -24,7 +25,7 @@
 
 struct mgw_keyring_watch {
 	struct mgw_keyring *k;
-	struct event *ev;               /* on the worker's loop */
+	struct mgw_wake *wake;          /* on the worker's loop */
 	void (*cb)(void *arg);
 	void *arg;
 	struct mgw_keyring_watch *next;
@@ -149,7 +150,7 @@ static void fetch_done(struct mgw_keyring *k, struct mgw_jwks *got)
 	k->in_flight = 0;
 	atomic_fetch_add_explicit(&k->version, 1, memory_order_release);
 	for (struct mgw_keyring_watch *w = k->watches; w; w = w->next)
-		event_active(w->ev, EV_READ, 0);
+		mgw_wake_ring(w->wake);
 	pthread_mutex_unlock(&k->mu);
 }
 
@@ -435,12 +436,10 @@ void mgw_keyring_free(struct mgw_keyring *k)
 
 /* ---- watches ---------------------------------------------------------- */
 
-static void on_watch(evutil_socket_t fd, short what, void *arg)
+static void on_watch(void *arg)
 {
 	struct mgw_keyring_watch *w = arg;
 
-	(void)fd;
-	(void)what;
 	w->cb(w->arg);
 }
 
@@ -456,8 +455,8 @@ struct mgw_keyring_watch *mgw_keyring_watch(struct mgw_keyring *k,
 	w->k = k;
 	w->cb = cb;
 	w->arg = arg;
-	w->ev = event_new(base, -1, 0, on_watch, w);
-	if (!w->ev) {
+	w->wake = mgw_wake_new(base, on_watch, w);
+	if (!w->wake) {
 		free(w);
 		return NULL;
 	}
@@ -481,7 +480,7 @@ void mgw_keyring_unwatch(struct mgw_keyring_watch *w)
 			*p = w->next;
 			break;
 		}
-	event_free(w->ev);
+	mgw_wake_free(w->wake);
 	pthread_mutex_unlock(&k->mu);
 	free(w);
 }

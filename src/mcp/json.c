@@ -34,12 +34,19 @@ static json_t *fail(struct rd *r, enum mgw_json_err code, const char *text)
 	return NULL;
 }
 
-static void skip_ws(struct rd *r)
+static void skip_ws_run(struct rd *r)
 {
-	/* every JSON whitespace byte is at most ' ': one compare for the rest */
-	while (r->p < r->end && *r->p <= ' ' &&
+	while (r->p < r->end &&
 	       (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
 		r->p++;
+}
+
+/* Inline: most documents have no whitespace between tokens, and every
+ * JSON whitespace byte is at most ' ' (one compare for the rest). */
+static inline void skip_ws(struct rd *r)
+{
+	if (r->p < r->end && *r->p <= ' ')
+		skip_ws_run(r);
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0.  No overlong

@@ -18,10 +18,12 @@ struct mgw_sf_bus_entry {
 	uint32_t gen;
 };
 
+struct mgw_wake;
+
 /* The process's bus: a ring of the latest re-pins under a mutex (taken
  * when a worker re-pins and when a worker reads, never on the request
- * path) and the workers listening, each woken by an event on its own
- * loop. */
+ * path) and the workers listening, each woken on its own loop
+ * (net/wake.h). */
 struct mgw_sf_bus {
 	pthread_mutex_t mu;
 	uint64_t seq;                   /* re-pins published so far */
@@ -35,7 +37,7 @@ struct mgw_sf_bus {
  * worker published. */
 struct mgw_sf_bus_sub {
 	struct mgw_sf_bus *bus;
-	struct event *ev;
+	struct mgw_wake *wake;          /* rung by the other workers */
 	uint64_t next;                  /* the next seq to read */
 	void (*cb)(void *arg, const char *sid, uint32_t gen);
 	void *arg;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/errors.h"
+#include "net/wake.h"
 #include "proxy/sf_bus.h"
 
 int mgw_sf_bus_init(struct mgw_sf_bus *bus)
@@ -23,15 +24,13 @@ void mgw_sf_bus_deinit(struct mgw_sf_bus *bus)
 
 /* Reads, on the subscriber's loop, what it has not read yet: copies
  * taken under the mutex, callbacks run without it. */
-static void on_wake(evutil_socket_t fd, short what, void *arg)
+static void on_wake(void *arg)
 {
 	struct mgw_sf_bus_sub *s = arg;
 	struct mgw_sf_bus *bus = s->bus;
 	struct mgw_sf_bus_entry got[MGW_SF_BUS_SLOTS];
 	size_t n = 0;
 
-	(void)fd;
-	(void)what;
 	pthread_mutex_lock(&bus->mu);
 	if (bus->seq - s->next > MGW_SF_BUS_SLOTS) {
 		bus->missed += bus->seq - s->next - MGW_SF_BUS_SLOTS;
@@ -63,8 +62,8 @@ struct mgw_sf_bus_sub *mgw_sf_bus_subscribe(
 	s->bus = bus;
 	s->cb = cb;
 	s->arg = arg;
-	s->ev = event_new(base, -1, 0, on_wake, s);
-	if (!s->ev) {
+	s->wake = mgw_wake_new(base, on_wake, s);
+	if (!s->wake) {
 		free(s);
 		return NULL;
 	}
@@ -89,8 +88,8 @@ void mgw_sf_bus_unsubscribe(struct mgw_sf_bus_sub *s)
 			*p = s->snext;
 			break;
 		}
-	/* under the mutex: no publisher activates it any more */
-	event_free(s->ev);
+	/* under the mutex: no publisher rings it any more */
+	mgw_wake_free(s->wake);
 	pthread_mutex_unlock(&bus->mu);
 	free(s);
 }
@@ -112,7 +111,7 @@ int mgw_sf_bus_publish(struct mgw_sf_bus_sub *from, const char *sid,
 	bus->seq++;
 	for (struct mgw_sf_bus_sub *s = bus->subs; s; s = s->snext)
 		if (s != from)
-			event_active(s->ev, EV_READ, 0);
+			mgw_wake_ring(s->wake);
 	pthread_mutex_unlock(&bus->mu);
 	return 0;
 }

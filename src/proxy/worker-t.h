@@ -31,17 +31,19 @@ struct mgw_park {
 	uint64_t released;              /* the last park released */
 };
 
+struct mgw_wake;
+
 struct mgw_worker {
 	unsigned index;
 	struct event_base *base;        /* this thread's loop (owned) */
 	struct mgw_http_server *http;   /* owned: listeners and connections */
 	struct mgw_pipeline *pl;        /* owned: the request pipeline */
-	struct event *stop_ev;          /* activated by the main thread */
+	struct mgw_wake *stop;          /* rung by the main thread */
 	struct event *beat_ev;          /* stamps the liveness slot */
 	struct event *trim_ev;          /* gives idle memory back (worker.c) */
 	struct event *exited_ev;        /* the main loop's "a worker ended"
 	                                 * event (not owned) */
-	struct event *park_ev;          /* activated by the main thread */
+	struct mgw_wake *park_wake;     /* rung by the main thread */
 	struct mgw_park *park;          /* borrowed; NULL: no reloads */
 	struct mgw_retired *retired;    /* pipelines of older generations */
 	double shutdown_timeout;        /* seconds in-flight requests get */

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/log.h"
 #include "net/listener.h"
+#include "net/wake.h"
 #include "proxy/errors.h"
 #include "proxy/liveness.h"
 #include "proxy/metrics.h"
@@ -29,8 +30,8 @@ static void on_shutdown_done(void *arg)
 	event_base_loopexit(w->base, NULL);
 }
 
-/* Runs on the worker's own thread (activated from the main thread). */
-static void on_stop(evutil_socket_t fd, short what, void *arg)
+/* Runs on the worker's own thread (rung from the main thread). */
+static void on_stop(void *arg)
 {
 	struct mgw_worker *w = arg;
 
@@ -44,7 +45,10 @@ static void on_stop(evutil_socket_t fd, short what, void *arg)
  * the next epoll_wait, so the write interest a response turns on and
  * off, and the read interest a body pause toggles, cost one epoll_ctl
  * per net change instead of one per call (the fds are never dup()ed,
- * the changelist's one caveat). */
+ * the changelist's one caveat).  No locks: only this thread touches the
+ * base while its loop runs; other threads wake it through its hub
+ * (net/wake.h), and the main thread changes it only while it is parked
+ * (reload.c). */
 static struct event_base *worker_base(void)
 {
 	struct event_config *ec = event_config_new();
@@ -53,8 +57,13 @@ static struct event_base *worker_base(void)
 	if (!ec)
 		return NULL;
 	event_config_set_flag(ec, EVENT_BASE_FLAG_EPOLL_USE_CHANGELIST);
+	event_config_set_flag(ec, EVENT_BASE_FLAG_NOLOCK);
 	b = event_base_new_with_config(ec);
 	event_config_free(ec);
+	if (b && mgw_wake_hub_attach(b) != 0) {
+		event_base_free(b);
+		return NULL;
+	}
 	return b;
 }
 
@@ -108,8 +117,8 @@ struct mgw_worker *mgw_worker_new(unsigned index, const struct mgw_config *cfg,
 	w->base = worker_base();
 	if (!w->base)
 		goto nomem;
-	w->stop_ev = event_new(w->base, -1, 0, on_stop, w);
-	if (!w->stop_ev || start_trim(w) != 0)
+	w->stop = mgw_wake_new(w->base, on_stop, w);
+	if (!w->stop || start_trim(w) != 0)
 		goto nomem;
 	w->pl = mgw_pipeline_new(w->base, &cfg->serve, routes, ups, n_workers, 0,
 	                         err, errlen);
@@ -180,9 +189,7 @@ void mgw_worker_stop(struct mgw_worker *w)
 {
 	if (atomic_exchange(&w->stopping, 1))
 		return;
-	/* event_active is thread-safe once evthread_use_pthreads() ran; it
-	 * wakes the worker's loop */
-	event_active(w->stop_ev, EV_READ, 0);
+	mgw_wake_ring(w->stop);
 }
 
 int mgw_worker_exited(const struct mgw_worker *w)
@@ -232,15 +239,14 @@ static void on_beat(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Runs on the worker's thread: waits until the main thread releases the
- * park it asked for. */
-static void on_park(evutil_socket_t fd, short what, void *arg)
+ * park it asked for (the mutex orders what the main thread changed on
+ * this loop meanwhile before the loop goes on). */
+static void on_park(void *arg)
 {
 	struct mgw_worker *w = arg;
 	struct mgw_park *p = w->park;
 	uint64_t mine;
 
-	(void)fd;
-	(void)what;
 	pthread_mutex_lock(&p->mu);
 	mine = p->want;
 	p->parked++;
@@ -254,8 +260,8 @@ static void on_park(evutil_socket_t fd, short what, void *arg)
 int mgw_worker_set_park(struct mgw_worker *w, struct mgw_park *p)
 {
 	w->park = p;
-	w->park_ev = event_new(w->base, -1, 0, on_park, w);
-	return w->park_ev ? 0 : MGW_ENOMEM;
+	w->park_wake = mgw_wake_new(w->base, on_park, w);
+	return w->park_wake ? 0 : MGW_ENOMEM;
 }
 
 int mgw_park_init(struct mgw_park *p)
@@ -293,7 +299,7 @@ int mgw_workers_park(struct mgw_park *p, struct mgw_worker **w, unsigned n,
 	p->want++;
 	pthread_mutex_unlock(&p->mu);
 	for (unsigned i = 0; i < n; i++)
-		event_active(w[i]->park_ev, EV_READ, 0);
+		mgw_wake_ring(w[i]->park_wake);
 	pthread_mutex_lock(&p->mu);
 	while (p->parked < n && rc == 0)
 		rc = pthread_cond_timedwait(&p->cv, &p->mu, &until);
@@ -380,15 +386,15 @@ void mgw_worker_free(struct mgw_worker *w)
 	mgw_http_server_free(w->http);
 	reap_retired(w, 1);
 	mgw_pipeline_free(w->pl);
-	if (w->stop_ev)
-		event_free(w->stop_ev);
+	mgw_wake_free(w->stop);
 	if (w->beat_ev)
 		event_free(w->beat_ev);
 	if (w->trim_ev)
 		event_free(w->trim_ev);
-	if (w->park_ev)
-		event_free(w->park_ev);
-	if (w->base)
+	mgw_wake_free(w->park_wake);
+	if (w->base) {
+		mgw_wake_hub_detach(w->base);
 		event_base_free(w->base);
+	}
 	free(w);
 }
