@@ -8,26 +8,6 @@
 #include "http/h1_head.h"
 #include "http/headers.h"
 
-void mgw_h1_lines_init(struct mgw_h1_lines *it, const char *p, size_t n)
-{
-	it->p = p;
-	it->end = p + n;
-}
-
-int mgw_h1_next_line(struct mgw_h1_lines *it, const char **line, size_t *len)
-{
-	const char *cr;
-
-	if (it->p >= it->end)
-		return 0;
-	cr = memchr(it->p, '\r', (size_t)(it->end - it->p));
-	if (!cr || cr + 1 >= it->end || cr[1] != '\n')
-		return 0;
-	*line = it->p;
-	*len = (size_t)(cr - it->p);
-	it->p = cr + 2;
-	return 1;
-}
 
 static int is_digit(char ch)
 {

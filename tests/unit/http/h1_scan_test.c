@@ -186,8 +186,8 @@ static void test_head_reader(void **state)
 	                           "X-Empty:\r\n\r\n";
 	struct mgw_h1_lines it;
 	struct mgw_h1_reqline rl;
-	const char *line, *n, *v;
-	size_t len, nl, vl;
+	const char *line = NULL, *n, *v;
+	size_t len = 0, nl, vl;
 	int major, minor, status;
 	(void)state;
 
