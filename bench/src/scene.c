@@ -168,10 +168,15 @@ const char *mgw_bench_flow_name(enum mgw_bench_flow f)
 }
 
 /* What a stateful cell adds to its name: where the state lives, then
- * the gateway's feature ("sealed request state, single-use guard"). */
+ * the gateway's feature ("sealed request state, single-use guard"); a
+ * plain cell whose gateway learns the tools' annotations says so. */
 static void keep_suffix(const struct mgw_bench_cell *c, char *buf, size_t len)
 {
 	buf[0] = '\0';
+	if (c->flow == MGW_BENCH_FLOW_PLAIN && c->learn_tools) {
+		snprintf(buf, len, ", tools learned");
+		return;
+	}
 	if (c->flow == MGW_BENCH_FLOW_PLAIN || c->keep == MGW_BENCH_STORE_NONE)
 		return;
 	snprintf(buf, len, ", %s %s%s%s", mgw_bench_store_name(c->keep),
@@ -393,6 +398,16 @@ static void pod_kill(struct builder *b, int demo)
 	    MGW_BENCH_STORE_NONE, v);
 	add(b, MGW_BENCH_GATEWAY, MGW_BENCH_MODERN, 2, re, MGW_BENCH_STATE_NONE,
 	    MGW_BENCH_STORE_NONE, v);
+	/* the same with the gateway's tools_probe and a client that lists
+	 * the tools: the read-only echo becomes replayable, so the calls in
+	 * flight on the killed replica are sent again (issue 17's target);
+	 * the cell above shows the refusal when nothing was learned */
+	add(b, MGW_BENCH_GATEWAY, MGW_BENCH_MODERN, 2, re, MGW_BENCH_STATE_NONE,
+	    MGW_BENCH_STORE_NONE, v);
+	if (!b->overflow) {
+		b->cells[b->n - 1].learn_tools = 1;
+		mgw_bench_cell_name(&b->cells[b->n - 1], "external", 0);
+	}
 	for (int s = MGW_BENCH_STATE_MEMORY; s <= MGW_BENCH_STATE_REDIS; s++)
 		add(b, MGW_BENCH_DIRECT, MGW_BENCH_MODERN, 2, re,
 		    (enum mgw_bench_state)s, MGW_BENCH_STORE_NONE, v);

@@ -130,7 +130,7 @@ static void test_kills(void **state)
 	(void)state;
 	memset(&o, 0, sizeof(o));
 	n = build(MGW_BENCH_POD_KILL, &o);
-	assert_int_equal(n, 7);
+	assert_int_equal(n, 8);
 	for (int i = 0; i < n; i++) {
 		assert_int_equal(cells[i].victim, MGW_BENCH_VICTIM_REPLICA);
 		assert_int_equal(cells[i].replicas, 2);
@@ -140,6 +140,12 @@ static void test_kills(void **state)
 	}
 	assert_string_equal(cells[0].name, "legacy direct 2 replicas");
 	assert_string_equal(cells[1].name, "legacy gateway 2 replicas");
+	/* the modern gateway with and without the tools' annotations */
+	assert_string_equal(cells[3].name, "modern gateway 2 replicas");
+	assert_int_equal(cells[3].learn_tools, 0);
+	assert_string_equal(cells[4].name, "modern gateway 2 replicas, tools learned");
+	assert_int_equal(cells[4].learn_tools, 1);
+	assert_string_equal(cells[4].slug, "modern-gateway-2-replicas-tools-learned");
 
 	o.quick = 1;
 	o.kill_at_s = 3;
