@@ -2,8 +2,10 @@
 # bench_podkill.sh - mcpgw-bench pod-kill --quick: every kill lands and is
 # verified (reaped with SIGKILL, port refused, replacement healthy on the
 # same port), the aggregation rules hold, the stateful gateway loses no
-# session across the kill, HMAC and Redis handles survive it; and a run
-# with --kill-signal TERM verifies a graceful stop instead.
+# session across the kill, HMAC and Redis handles survive it, the
+# stateless gateway that learned the tools fails no call (what was in
+# flight on the victim is replayed, nothing refused); and a run with
+# --kill-signal TERM verifies a graceful stop instead.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/bench_lib.sh"
 require_bench
@@ -12,7 +14,7 @@ watchdog 500
 
 bench_run pk pod-kill --quick --cooldown-max 0
 assert_eq "bench exit status" 0 "$BENCH_STATUS"
-check_outputs pod-kill 7
+check_outputs pod-kill 8
 check_aggregation
 check_kills
 bench_sanitizers
@@ -26,6 +28,14 @@ for d in hmac redis; do
 	assert_eq "modern $d handles survive the kill" 0 \
 		"$(cellv $S "modern direct 2 replicas, $d handles" .handle_losses)"
 done
+L="modern gateway 2 replicas, tools learned"
+assert_eq "modern gateway, tools learned: no failed call across the kill" 0 \
+	"$(cellv $S "$L" .other_failures)"
+run=$(cellv $S "$L" '.runs[0]')
+assert_eq "... its gateway learned the tools" true "$(cd "$OUT" && jq -r \
+	'.gateway_stats[0].stats.upstreams[0].replays.tools_lists_learned > 0' "$run")"
+assert_eq "... and refused no replay" 0 "$(cd "$OUT" && jq -r \
+	'.gateway_stats[0].stats.upstreams[0].replays.refused' "$run")"
 assert_eq "kill time from the load client's clock" 2 "$(cd "$OUT" && jq -r \
 	'.kills[0].at_s | floor' "$(rj '.scenes[0].cells[0].runs[0]')")"
 assert_eq "every run's clock is the load client's own (its clock.start_ns)" 0 \
