@@ -54,6 +54,17 @@ send() {
 	EID=$(jq_get '.id')
 	BOOKING=$(jq_get '.result.structuredContent.bookingId // empty')
 }
+# send_while_down GW BODY: send, again every 0.25 s (at most 60 times)
+# while GW answers 503 because its Redis connection is not back yet.
+send_while_down() {
+	local i=0
+	while [ $i -lt 60 ]; do
+		send "$1" "$2"
+		[ "$CODE" = 503 ] || return 0
+		sleep 0.25
+		i=$((i + 1))
+	done
+}
 answer() {
 	case $1 in
 	date) echo '{"date":{"action":"accept","content":{"date":"2026-08-01"}}}' ;;
@@ -255,23 +266,11 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --dir "$T_DIR" \
 	--appendonly no --daemonize no >"$T_DIR/redis2.out" 2>&1 &
 REDIS_PID=$!
 track_pid "$REDIS_PID"
-i=0
-while [ $i -lt 60 ]; do
-	send "$GA" "$NEXT"
-	[ "$CODE" = 503 ] || break
-	sleep 0.25
-	i=$((i + 1))
-done
+send_while_down "$GA" "$NEXT"
 assert_eq "D: Redis back: the same state passes (it was released)" "200 input_required" "$CODE $RT"
 # gateway B reconnects on its own schedule: until it has, it answers 503
 # (nothing recorded); then the state A passed is refused
-i=0
-while [ $i -lt 60 ]; do
-	send "$GB" "$NEXT"
-	[ "$CODE" = 503 ] || break
-	sleep 0.25
-	i=$((i + 1))
-done
+send_while_down "$GB" "$NEXT"
 assert_eq "D: ... once" "409 -31023" "$CODE $ECODE"
 
 # Redis stopped: the wait ends at redis.timeout with 503.
