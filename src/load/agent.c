@@ -29,6 +29,8 @@
 #include "core/log.h"
 #include "http/headers.h"
 #include "load/agent_impl.h"
+#include "mcp/json.h"
+#include "util/decimal.h"
 #include "util/time.h"
 
 static void advance(struct mgw_load_agent *a);
@@ -44,19 +46,53 @@ void ld_msg_free(struct ld_msg *m)
 	free(m);
 }
 
-int ld_msg_set_body(struct ld_msg *m, json_t *root)
+/* Appends n bytes of s at *w. */
+static char *put(char *w, const char *s, size_t n)
 {
-	char *s;
+	memcpy(w, s, n);
+	return w + n;
+}
 
-	if (!root)
+/* m's body: the JSON-RPC envelope written around params (stolen; may be
+ * NULL), which alone goes through the JSON writer.  method is one of the
+ * client's own literals (printable ASCII, no quote or backslash). */
+static int set_body(struct ld_msg *m, const char *method, json_t *params)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\"", idk[] = ",\"id\":",
+	                  mk[] = ",\"method\":\"", pk[] = ",\"params\":";
+	char id[MGW_DEC_BUF], *p = NULL, *w;
+	size_t plen = 0, ilen = 0, mlen = strlen(method);
+
+	if (params) {
+		p = mgw_json_dump(params, &plen);
+		json_decref(params);
+		if (!p)
+			return MGW_ENOMEM;
+	}
+	if (m->id)
+		ilen = mgw_dec(id, (uint64_t)m->id);
+	m->body = malloc(sizeof(head) + sizeof(idk) + ilen + sizeof(mk) + mlen +
+	                 sizeof(pk) + plen + 2);
+	if (!m->body) {
+		free(p);
 		return MGW_ENOMEM;
-	s = json_dumps(root, JSON_COMPACT);
-	json_decref(root);
-	if (!s)
-		return MGW_ENOMEM;
-	free(m->body);
-	m->body = s;
-	m->body_len = strlen(s);
+	}
+	w = put(m->body, head, sizeof(head) - 1);
+	if (m->id) {
+		w = put(w, idk, sizeof(idk) - 1);
+		w = put(w, id, ilen);
+	}
+	w = put(w, mk, sizeof(mk) - 1);
+	w = put(w, method, mlen);
+	*w++ = '"';
+	if (p) {
+		w = put(w, pk, sizeof(pk) - 1);
+		w = put(w, p, plen);
+		free(p);
+	}
+	*w++ = '}';
+	*w = '\0';
+	m->body_len = (size_t)(w - m->body);
 	return 0;
 }
 
@@ -64,38 +100,23 @@ struct ld_msg *ld_msg_build(struct mgw_load_agent *a, const char *method,
                             json_t *params, int notification)
 {
 	struct ld_msg *m = calloc(1, sizeof(*m));
-	json_t *root = json_object();
 
-	if (!m || !root)
-		goto fail;
+	if (!m) {
+		json_decref(params);
+		return NULL;
+	}
 	mgw_headers_init(&m->hdr);
 	m->http_method = "POST";
 	m->rpc_method = method;
 	m->id = notification ? 0 : a->next_id++;
-	if (json_object_set_new(root, "jsonrpc", json_string("2.0")) != 0 ||
-	    (!notification &&
-	     json_object_set_new(root, "id", json_integer(m->id)) != 0) ||
-	    json_object_set_new(root, "method", json_string(method)) != 0)
-		goto fail;
-	if (params && json_object_set_new(root, "params", params) != 0) {
-		params = NULL;
-		goto fail;
-	}
-	params = NULL;
-	if (ld_msg_set_body(m, root) != 0) {
-		root = NULL;
-		goto fail;
-	}
-	if (mgw_headers_adds(&m->hdr, "Content-Type", "application/json") != 0 ||
+	if (set_body(m, method, params) != 0 ||
+	    mgw_headers_adds(&m->hdr, "Content-Type", "application/json") != 0 ||
 	    mgw_headers_adds(&m->hdr, "Accept",
-	                     "application/json, text/event-stream") != 0)
-		goto fail;
+	                     "application/json, text/event-stream") != 0) {
+		ld_msg_free(m);
+		return NULL;
+	}
 	return m;
-fail:
-	json_decref(params);
-	json_decref(root);
-	ld_msg_free(m);
-	return NULL;
 }
 
 /* A request in the agent's era. */
@@ -1210,6 +1231,8 @@ void mgw_load_agent_free(struct mgw_load_agent *a)
 	fork_reset(a);
 	free(a->handles);
 	json_decref(a->client_info);
+	for (size_t i = 0; i < 3; i++)
+		json_decref(a->modern_meta[i]);
 	json_decref(a->tool_headers);
 	free(a);
 }

@@ -205,6 +205,9 @@ struct mgw_load_agent {
 	int want_list;                  /* modern: a HeaderMismatch asks for
 	                                 * the tool schemas (Mcp-Param-*) */
 	json_t *client_info;            /* {"name","version"} */
+	json_t *modern_meta[3];         /* modern params._meta, built once:
+	                                 * plain, task (the tasks extension),
+	                                 * MRTR (elicitation) */
 	json_t *tool_headers;           /* modern: tool name -> [[header,
 	                                 * JSON Pointer], ...] from the
 	                                 * x-mcp-header declarations of

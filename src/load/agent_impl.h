@@ -26,8 +26,6 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans);
  * Returns NULL on no memory (params released). */
 struct ld_msg *ld_msg_build(struct mgw_load_agent *a, const char *method,
                             json_t *params, int notification);
-/* Serializes m's JSON body from root (stolen).  0 or MGW_ENOMEM. */
-int ld_msg_set_body(struct ld_msg *m, json_t *root);
 void ld_msg_free(struct ld_msg *m);
 
 /* The auth fields requests carry now (static ones, or the last output of

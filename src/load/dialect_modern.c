@@ -108,6 +108,35 @@ static int param_fields(struct mgw_load_agent *a, struct ld_msg *m,
 	return 0;
 }
 
+/* The agent's params._meta for its current call (built on first use and
+ * shared by every request after: no one changes it once built). */
+static json_t *modern_meta(struct mgw_load_agent *a)
+{
+	int flow = a->spec ? (int)a->spec->flow : -1;
+	size_t i = flow == MGW_LOAD_FLOW_TASK ? 1 : flow == MGW_LOAD_FLOW_MRTR ? 2 : 0;
+
+	if (a->modern_meta[i])
+		return a->modern_meta[i];
+	/* a task call declares the tasks extension: only then may the
+	 * server answer with a task (SEP-2663); an MRTR dialogue declares
+	 * elicitation: servers may only ask for input the client declared */
+	if (i == 1)
+		a->modern_meta[i] = json_pack("{s:s, s:O, s:{s:{s:{}}}}", META_VERSION,
+		                              a->modern_version, META_INFO,
+		                              a->client_info, META_CAPS,
+		                              "extensions", META_TASKS);
+	else if (i == 2)
+		a->modern_meta[i] = json_pack("{s:s, s:O, s:{s:{}}}", META_VERSION,
+		                              a->modern_version, META_INFO,
+		                              a->client_info, META_CAPS,
+		                              "elicitation");
+	else
+		a->modern_meta[i] = json_pack("{s:s, s:O, s:{}}", META_VERSION,
+		                              a->modern_version, META_INFO,
+		                              a->client_info, META_CAPS);
+	return a->modern_meta[i];
+}
+
 struct ld_msg *ld_modern_request(struct mgw_load_agent *a, const char *method,
                                  const char *name, json_t *params)
 {
@@ -118,27 +147,13 @@ struct ld_msg *ld_modern_request(struct mgw_load_agent *a, const char *method,
 
 	if (!params)
 		params = json_object();
-	/* a task call declares the tasks extension: only then may the
-	 * server answer with a task (SEP-2663); an MRTR dialogue declares
-	 * elicitation: servers may only ask for input the client declared */
-	if (a->spec && a->spec->flow == MGW_LOAD_FLOW_TASK)
-		meta = json_pack("{s:s, s:O, s:{s:{s:{}}}}", META_VERSION,
-		                 a->modern_version, META_INFO, a->client_info,
-		                 META_CAPS, "extensions", META_TASKS);
-	else if (a->spec && a->spec->flow == MGW_LOAD_FLOW_MRTR)
-		meta = json_pack("{s:s, s:O, s:{s:{}}}", META_VERSION,
-		                 a->modern_version, META_INFO, a->client_info,
-		                 META_CAPS, "elicitation");
-	else
-		meta = json_pack("{s:s, s:O, s:{}}", META_VERSION, a->modern_version,
-		                 META_INFO, a->client_info, META_CAPS);
+	meta = modern_meta(a);
 	if (!params || !meta) {
 		json_decref(params);
-		json_decref(meta);
 		return NULL;
 	}
-	if (json_object_set_new(params, "_meta", meta) != 0) {
-		json_decref(params); /* set_new released meta */
+	if (json_object_set(params, "_meta", meta) != 0) {
+		json_decref(params);
 		return NULL;
 	}
 	if (member && !name) {

@@ -12,6 +12,7 @@
 #endif
 
 #include "mcp/json.h"
+#include "mcp/json_plain.h"
 
 #define DEFAULT_MAX_DEPTH 64
 
@@ -195,48 +196,6 @@ static json_t *wide_number(struct rd *r, const unsigned char *a, size_t n)
 	return v ? v : fail(r, MGW_JSON_NOMEM, "no memory");
 }
 
-/* Bytes a string may hold as they are, with nothing to check: printable
- * ASCII but the quote and the backslash. */
-static const unsigned char plain_byte[256] = {
-#define R4(x) [x] = 1, [x + 1] = 1, [x + 2] = 1, [x + 3] = 1
-#define R16(x) R4(x), R4(x + 4), R4(x + 8), R4(x + 12)
-	[0x20] = 1, [0x21] = 1, R4(0x23), R4(0x27), R4(0x2b), [0x2f] = 1,
-	R16(0x30), R16(0x40), R4(0x50), R4(0x54), R4(0x58), [0x5d] = 1,
-	[0x5e] = 1, [0x5f] = 1, R16(0x60), R16(0x70),
-#undef R16
-#undef R4
-};
-
-/* How many bytes from p on are plain (plain_byte), up to end: 16 at a
- * time with SSE2 (every x86-64), then by table. */
-static const unsigned char *plain_run(const unsigned char *p,
-                                      const unsigned char *end)
-{
-#ifdef __SSE2__
-	const __m128i lim = _mm_set1_epi8(0x1f), quote = _mm_set1_epi8('"'),
-		      bslash = _mm_set1_epi8('\\');
-
-	while (end - p >= 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-		/* below 0x20 (min(x, 0x1f) == x), '"' or '\\'; and the
-		 * bytes from 0x80 up by their high bit */
-		__m128i sp = _mm_or_si128(
-			_mm_cmpeq_epi8(_mm_min_epu8(x, lim), x),
-			_mm_or_si128(_mm_cmpeq_epi8(x, quote),
-			             _mm_cmpeq_epi8(x, bslash)));
-		unsigned m = (unsigned)_mm_movemask_epi8(sp) |
-		             (unsigned)_mm_movemask_epi8(x);
-
-		if (m)
-			return p + __builtin_ctz(m);
-		p += 16;
-	}
-#endif
-	while (p < end && plain_byte[*p])
-		p++;
-	return p;
-}
-
 /* scan_string past its plain first run p (the body starts at r->p + 1). */
 static int scan_string_rest(struct rd *r, const unsigned char *p,
                             const unsigned char **a, const unsigned char **b,
@@ -247,7 +206,7 @@ static int scan_string_rest(struct rd *r, const unsigned char *p,
 	for (;;) {
 		unsigned char c;
 
-		p = plain_run(p, r->end);
+		p = mgw_json_plain_run(p, r->end);
 		if (p >= r->end) {
 			r->p = p;
 			fail(r, MGW_JSON_SYNTAX, "unterminated string");
@@ -322,7 +281,7 @@ bad_escape:
 static inline int scan_string(struct rd *r, const unsigned char **a,
                               const unsigned char **b, int *esc, int *nul)
 {
-	const unsigned char *p = plain_run(r->p + 1, r->end);
+	const unsigned char *p = mgw_json_plain_run(r->p + 1, r->end);
 
 	if (p < r->end && *p == '"') {
 		*a = r->p + 1;

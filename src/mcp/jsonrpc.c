@@ -544,63 +544,26 @@ int mgw_jrpc_has_meta(const struct mgw_jrpc_msg *m)
 	return m->lazy ? m->has_meta : m->meta_ != NULL;
 }
 
-/* Serializes o compactly and releases it.  NULL on no memory.  With
- * wide (an id that is a wide number, mcp/json.h) o has no id member and
- * the answer gets "id":<its text> first: jansson cannot write it. */
-static char *dump_and_free(json_t *o, json_t *wide, size_t *len)
+/* Serializes o compactly (a wide id as its exact text: mcp/json.h) and
+ * releases it.  NULL on no memory. */
+static char *dump_and_free(json_t *o, size_t *len)
 {
-	const char *t;
-	size_t n, sl;
-	char *s, *w;
+	char *s;
 
 	if (!o)
 		return NULL;
-	s = json_dumps(o, JSON_COMPACT);
+	s = mgw_json_dump(o, len);
 	json_decref(o);
-	if (s && wide && mgw_json_wide_number(wide, &t, &n)) {
-		/* s is "{...}" with at least the jsonrpc member */
-		sl = strlen(s);
-		w = malloc(sl + n + 7);
-		if (!w) {
-			free(s);
-			return NULL;
-		}
-		memcpy(w, "{\"id\":", 6);
-		memcpy(w + 6, t, n);
-		w[6 + n] = ',';
-		memcpy(w + 7 + n, s + 1, sl); /* with the NUL */
-		free(s);
-		s = w;
-	}
-	if (s && len)
-		*len = strlen(s);
 	return s;
 }
 
-/* The id member of an answer: a copy so the caller's document can be freed
- * independently; JSON null when there is none; NULL (no member: the
- * dump writes it) for a wide number. */
-static json_t *answer_id(json_t *id)
-{
-	if (mgw_json_wide_number(id, NULL, NULL))
-		return NULL;
-	return id ? json_deep_copy(id) : json_null();
-}
-
-/* {"jsonrpc":"2.0","id":id,key:v}, v stolen; the id left out (written by
- * dump_and_free) when it is a wide number. */
+/* {"jsonrpc":"2.0","id":id,key:v}, v stolen; the id copied so the
+ * caller's document can be freed independently, JSON null when there is
+ * none. */
 static json_t *envelope(json_t *id, const char *key, json_t *v)
 {
-	json_t *a = answer_id(id);
-
-	if (!a && mgw_json_wide_number(id, NULL, NULL))
-		return json_pack("{s:s,s:o}", "jsonrpc", "2.0", key, v);
-	return json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id", a, key, v);
-}
-
-static json_t *wide_id(json_t *id)
-{
-	return mgw_json_wide_number(id, NULL, NULL) ? id : NULL;
+	return json_pack("{s:s,s:o,s:o}", "jsonrpc", "2.0", "id",
+	                 id ? json_deep_copy(id) : json_null(), key, v);
 }
 
 char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
@@ -634,7 +597,7 @@ char *mgw_jrpc_error_body(json_t *id, int code, const char *message,
 	data = NULL;
 	o = envelope(id, "error", err);
 	err = NULL;
-	return dump_and_free(o, wide_id(id), len);
+	return dump_and_free(o, len);
 fail:
 	json_decref(data);
 	json_decref(err);
@@ -648,7 +611,7 @@ char *mgw_jrpc_result_body(json_t *id, json_t *result, size_t *len)
 	if (!result)
 		return NULL;
 	o = envelope(id, "result", result);
-	return dump_and_free(o, wide_id(id), len);
+	return dump_and_free(o, len);
 }
 
 char *mgw_jrpc_notification_body(const char *method, json_t *params,
@@ -662,7 +625,7 @@ char *mgw_jrpc_notification_body(const char *method, json_t *params,
 		params = NULL;
 		goto fail;
 	}
-	return dump_and_free(o, NULL, len);
+	return dump_and_free(o, len);
 fail:
 	json_decref(params);
 	json_decref(o);

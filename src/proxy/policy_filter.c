@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "core/errors.h"
+#include "mcp/json.h"
 #include "proxy/policy.h"
 #include "proxy/policy_filter.h"
 #include "proxy/route-t.h"
@@ -20,10 +21,14 @@ int mgw_policy_filter_wanted(const struct mgw_txn *t)
 	       strcmp(t->msg.method, "tools/list") == 0;
 }
 
+/* Tool schemas nest deep; jansson's own parser bound. */
+#define FILTER_MAX_DEPTH 2048
+
 int mgw_policy_filter_tools(const struct mgw_policy_lists *l,
                             const void *body, size_t n, char **out,
                             size_t *outlen)
 {
+	struct mgw_json_error jerr;
 	json_t *root, *tools;
 	enum mgw_policy_kind why;
 	size_t removed = 0;
@@ -31,7 +36,10 @@ int mgw_policy_filter_tools(const struct mgw_policy_lists *l,
 
 	*out = NULL;
 	*outlen = 0;
-	root = json_loadb(body, n, JSON_REJECT_DUPLICATES, NULL);
+	/* numbers of any size are read and written back as their text (a
+	 * schema's "maximum": 1e400 must not leave the list unfiltered) */
+	root = mgw_json_parse_flags(body, n, FILTER_MAX_DEPTH,
+	                            MGW_JSON_WIDE_NUMBERS, &jerr);
 	tools = json_object_get(json_object_get(root, "result"), "tools");
 	if (!json_is_array(tools))
 		goto done;
@@ -49,12 +57,11 @@ int mgw_policy_filter_tools(const struct mgw_policy_lists *l,
 	}
 	if (!removed)
 		goto done;
-	*out = json_dumps(root, JSON_COMPACT);
+	*out = mgw_json_dump(root, outlen);
 	if (!*out) {
 		rc = MGW_ENOMEM;
 		goto done;
 	}
-	*outlen = strlen(*out);
 	rc = 1;
 done:
 	json_decref(root);

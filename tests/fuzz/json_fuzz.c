@@ -13,7 +13,12 @@
  * one builds the equal value; where it refuses for any reason but a
  * number's range, the wide one refuses with the same reason at the same
  * byte (it reads everything before the first such number alike); where
- * it refuses a number's range, the wide one reads past that number. */
+ * it refuses a number's range, the wide one reads past that number.
+ *
+ * Last, the writer (src/mcp/json_dump.c): what the strict reader built
+ * is written byte for byte as jansson's json_dumps writes it, and what
+ * the wide one built (its numbers of any size) is written as text the
+ * wide reader reads back into an equal value. */
 #include "autoconf.h"
 
 #include <stdint.h>
@@ -40,6 +45,35 @@ static int skipped_nul(const uint8_t *d, size_t n, const struct mgw_json_error *
 	return (prev >= '0' && prev <= '9') || prev == 'e' || prev == 'l';
 }
 
+/* mgw_json_dump of v against json_dumps, byte for byte. */
+static void dump_vs_jansson(const json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	char *got = mgw_json_dump(v, NULL);
+
+	if (!want != !got || (want && strcmp(want, got) != 0))
+		abort();
+	free(want);
+	free(got);
+}
+
+/* mgw_json_dump of a wide reading, read back wide: the same value. */
+static void dump_round_trip(json_t *v)
+{
+	struct mgw_json_error e;
+	size_t len;
+	char *s = mgw_json_dump(v, &len);
+	json_t *back;
+
+	if (!s)
+		abort();
+	back = mgw_json_parse_flags(s, len, 2048, MGW_JSON_WIDE_NUMBERS, &e);
+	if (!back || !json_equal(v, back))
+		abort();
+	json_decref(back);
+	free(s);
+}
+
 static void wide_vs_strict(const uint8_t *data, size_t size)
 {
 	struct mgw_json_error se, we;
@@ -47,6 +81,8 @@ static void wide_vs_strict(const uint8_t *data, size_t size)
 
 	s = mgw_json_parse(data, size, 64, &se);
 	w = mgw_json_parse_flags(data, size, 64, MGW_JSON_WIDE_NUMBERS, &we);
+	if (w)
+		dump_round_trip(w);
 	if (s) {
 		if (!w || !json_equal(s, w))
 			abort();
@@ -101,6 +137,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (a && !json_equal(a, b))
 		abort();
+	if (b)
+		dump_vs_jansson(b);
 	json_decref(a);
 	json_decref(b);
 	wide_vs_strict(data, size);

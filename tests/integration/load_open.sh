@@ -69,8 +69,13 @@ assert_eq "stall: every tick offered" 120 "$(lj '.total.requests + .total.failur
 assert_cmp "stall: ticks shed" "$(lj .total.failures.shed)" ">" 50
 assert_cmp "stall: the sent calls succeeded" "$(lj .total.ok)" ">=" 4
 assert_eq "stall: never more than 2 in flight (no failures)" "$(lj .total.requests)" "$(lj .total.ok)"
-assert_cmp "stall: p99 at or above the stall" "$(lj .total.latency_ms.p99)" ">=" 500
-assert_cmp "stall: service p50 at or above the stall" "$(lj .total.service_ms.p50)" ">=" 500
+# 490, not 500: percentiles are exact only to the histogram's 1/256 (the
+# bucket holding 500.4 ms reads 498.07), and the backend's 500 ms timer
+# counts from its loop's cached clock, so it may end a millisecond or two
+# early (a service time of 499.2 ms was seen); a call that did not sleep
+# reads about 1 ms
+assert_cmp "stall: p99 at or above the stall" "$(lj .total.latency_ms.p99)" ">=" 490
+assert_cmp "stall: service p50 at or above the stall" "$(lj .total.service_ms.p50)" ">=" 490
 assert_cmp "stall: corrected max beyond twice the stall" "$(lj .total.latency_ms.max)" ">=" 1000
 assert_cmp "stall: corrected p99 above the service p99" "$(lj .total.latency_ms.p99)" ">" "$(lj .total.service_ms.p99)"
 FIRST=$(lj '[.timeline[] | select(.ok > 0)][0].p50_ms')

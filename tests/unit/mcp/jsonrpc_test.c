@@ -520,8 +520,8 @@ static void test_wide_numbers(void **state)
 	free(s);
 	s = mgw_jrpc_result_body(mgw_jrpc_id(&m), json_object(), &len);
 	assert_non_null(s);
-	assert_string_equal(s, "{\"id\":123456789012345678901234567890,"
-	                       "\"jsonrpc\":\"2.0\",\"result\":{}}");
+	assert_string_equal(s, "{\"jsonrpc\":\"2.0\",\"id\":"
+	                       "123456789012345678901234567890,\"result\":{}}");
 	free(s);
 	mgw_jrpc_msg_deinit(&m);
 

@@ -273,6 +273,13 @@ static void test_filter(void **state)
 	                   "\"_meta\":{\"z\":1,\"a\":2}}}";
 	const char *nothing = "{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"tools\":"
 	                      "[{\"name\":\"echo\"}]}}";
+	const char *wide = "{\"jsonrpc\":\"2.0\",\"id\":123456789012345678901234,"
+	                   "\"result\":{\"tools\":[{\"name\":\"rm\"},{\"name\":"
+	                   "\"echo\",\"inputSchema\":{\"maximum\":1e400}}]}}";
+	const char *wide_kept = "{\"jsonrpc\":\"2.0\",\"id\":"
+	                        "123456789012345678901234,\"result\":{\"tools\":"
+	                        "[{\"name\":\"echo\",\"inputSchema\":"
+	                        "{\"maximum\":1e400}}]}}";
 	char *out;
 	size_t n;
 
@@ -291,6 +298,10 @@ static void test_filter(void **state)
 	assert_int_equal(mgw_policy_filter_tools(l, "{\"result\":", 10, &out, &n), 0);
 	assert_int_equal(mgw_policy_filter_tools(l, "{\"result\":{\"tools\":[],"
 	                 "\"tools\":[]}}", 30, &out, &n), 0);
+	/* numbers no double holds are filtered around and kept as written */
+	assert_int_equal(mgw_policy_filter_tools(l, wide, strlen(wide), &out, &n), 1);
+	assert_string_equal(out, wide_kept);
+	free(out);
 	mgw_config_free(c);
 }
 
