@@ -14,7 +14,9 @@
 # streams as its HTTP client does).  The request is a modern tools/call
 # echo: h2load replays one fixed body with its SEP-2243 headers, mcpgw
 # load builds each request (id, params._meta, Mcp-Method/Mcp-Name),
-# parses each answer, classifies it and records two latencies - work
+# reads each answer whole (a plain success with the JSON skim, which
+# validates every byte and checks the id, isError and resultType; any
+# other answer as a full tree), classifies it and records two latencies - work
 # h2load does not do.  mcpgw load runs a closed loop with --requests, its
 # rps is the report's achieved_rps.  Each cell is the median of REPEATS
 # runs after a warm-up; the two clients alternate so background load hits

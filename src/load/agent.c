@@ -450,6 +450,7 @@ static struct ld_msg *call_msg(struct mgw_load_agent *a)
 {
 	const struct mgw_load_call_spec *spec = a->spec;
 	json_t *args, *params;
+	struct ld_msg *m;
 
 	if (spec->flow == MGW_LOAD_FLOW_COUNTER) {
 		const char *h = handle_get(a, spec);
@@ -483,7 +484,11 @@ static struct ld_msg *call_msg(struct mgw_load_agent *a)
 		json_decref(params);
 		return NULL;
 	}
-	return era_request(a, "tools/call", spec->tool, params);
+	m = era_request(a, "tools/call", spec->tool, params);
+	/* a plain call's success is all the agent reads of its result */
+	if (m && spec->flow == MGW_LOAD_FLOW_CALL && !a->forking)
+		m->quick = 1;
+	return m;
 }
 
 static void advance(struct mgw_load_agent *a)
@@ -988,6 +993,12 @@ void ld_answer(struct mgw_load_agent *a, const struct ld_answer *ans)
 	}
 	if (a->step == LD_ST_END_DELETE) {
 		on_end_delete(a, ans);
+		return;
+	}
+	if (ans->quick_ok && a->step == LD_ST_CALL) {
+		/* a plain success, read by the transport's skim: what
+		 * on_call_result concludes of one */
+		finish(a, MGW_LOAD_OK);
 		return;
 	}
 	if (ans->kind == LD_ANS_RESPONSE)

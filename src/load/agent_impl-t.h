@@ -47,6 +47,11 @@ struct ld_msg {
 	                             * transport); stdio ignores them */
 	int with_session;           /* carries Mcp-Session-Id: a 400/404/5xx
 	                             * answer may mean the session is lost */
+	int quick;                  /* a success is all the agent reads of
+	                             * the result (a plain tools/call): the
+	                             * transport may report one it read with
+	                             * the skim, without building the answer
+	                             * (ld_answer.quick_ok) */
 	int other_target;           /* HTTP: goes to the target after the one
 	                             * the previous request went to, not on
 	                             * the agent's connection (a deleted
@@ -70,6 +75,9 @@ struct ld_answer {
 	                         * (our id or null), else NULL.  Borrowed. */
 	const char *body;       /* STATUS: the raw body (bounded), may be "" */
 	size_t body_len;
+	int quick_ok;           /* RESPONSE to a quick message, resp NULL:
+	                         * the skim read a valid response to our id
+	                         * whose result is a plain success */
 	const char *session_id; /* Mcp-Session-Id of the answer, or NULL */
 	const char *detail;     /* FAILED / TIMEOUT: why */
 	uint64_t bytes;         /* body bytes received */
@@ -136,6 +144,8 @@ struct ld_hreq {
 	unsigned sse : 1;            /* the answer is text/event-stream */
 	unsigned answered : 1;       /* the agent has been told */
 	unsigned draining : 1;       /* answered, the stream still open */
+	unsigned quick : 1;          /* the message was quick (ld_msg) */
+	unsigned quick_ok : 1;       /* ... and a plain success came */
 	unsigned aside : 1;          /* other_target: not on the agent's
 	                              * connection, whose state it leaves */
 	struct mgw_sse_parser sp;

@@ -25,7 +25,9 @@
 #include "http/headers.h"
 #include "load/agent_impl.h"
 #include "load/sse_parse.h"
+#include "mcp/json.h"
 #include "mcp/jsonrpc.h"
+#include "util/decimal.h"
 #include "util/rand.h"
 
 /* Non-2xx bodies are only read for their error message. */
@@ -137,13 +139,67 @@ static int is_2xx(int status)
 	return status >= 200 && status < 300;
 }
 
+/* The response we wait for is in. */
+static int have_response(const struct ld_hreq *q)
+{
+	return q->resp || q->quick_ok;
+}
+
+/* A member of type t whose raw bytes are lit (a string's with its
+ * quotes, and without escapes). */
+static int member_is(const struct mgw_json_member *mb, char t, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return mb && mb->type == t && !mb->esc && mb->vlen == n &&
+	       memcmp(mb->val, lit, n) == 0;
+}
+
+/* Whether s is, by the skim, a valid JSON-RPC response to id whose
+ * result says nothing but success: an object without a task member,
+ * isError false or absent, resultType "complete" or absent, and no
+ * envelope member beyond jsonrpc, id and result.  The skim reads every
+ * byte as the full parse does (mcp/json.h); anything it is unsure of,
+ * and every other answer, goes to the full classification. */
+static int quick_success(const char *s, size_t len, int64_t id)
+{
+	static const char *const path[] = {"result"};
+	struct mgw_json_skim sk;
+	const struct mgw_json_member *ver, *idm, *res, *x;
+	char want[MGW_DEC_BUF];
+	size_t n;
+
+	if (mgw_json_skim(s, len, 0, path, 1, &sk) != 0 || sk.top != 'o' ||
+	    sk.n[0] != 3 || !sk.found[1] || sk.overflow)
+		return 0;
+	ver = mgw_json_skim_get(&sk, 0, "jsonrpc");
+	idm = mgw_json_skim_get(&sk, 0, "id");
+	res = mgw_json_skim_get(&sk, 0, "result");
+	n = mgw_dec(want, (uint64_t)id);
+	if (!member_is(ver, 's', "\"2.0\"") || !idm || idm->type != 'n' ||
+	    !idm->integer || idm->vlen != n || memcmp(idm->val, want, n) != 0 ||
+	    !res || res->type != 'o' || mgw_json_skim_get(&sk, 1, "task"))
+		return 0;
+	x = mgw_json_skim_get(&sk, 1, "isError");
+	if (x && !member_is(x, 'l', "false"))
+		return 0;
+	x = mgw_json_skim_get(&sk, 1, "resultType");
+	return !x || member_is(x, 's', "\"complete\"");
+}
+
 /* Classifies one JSON text; keeps it in q->resp when it is the response
- * we wait for (or, on an error status, any error response without id). */
+ * we wait for (or, on an error status, any error response without id);
+ * for a quick message, a plain success read by the skim sets quick_ok
+ * instead. */
 static int take_if_ours(struct ld_hreq *q, const char *s, size_t len)
 {
 	struct mgw_jrpc_msg m;
 	int ours = 0;
 
+	if (q->quick && is_2xx(q->status) && quick_success(s, len, q->id)) {
+		q->quick_ok = 1;
+		return 1;
+	}
 	if (mgw_jrpc_classify(s, len, 0, &m) != 0)
 		return 0;
 	if (m.kind == MGW_JRPC_RESPONSE) {
@@ -180,6 +236,7 @@ static void deliver(struct ld_hreq *q, enum ld_ans_kind kind,
 	ans.kind = kind;
 	ans.status = q->status;
 	ans.resp = q->resp;
+	ans.quick_ok = q->quick_ok;
 	ans.body = q->body ? q->body : "";
 	ans.body_len = q->body_len;
 	ans.session_id = q->session_id;
@@ -206,9 +263,9 @@ static void judge(struct ld_hreq *q)
 		deliver(q, LD_ANS_ACCEPTED, NULL);
 		return;
 	}
-	if (!q->resp && !q->sse && q->body_len > 0)
+	if (!have_response(q) && !q->sse && q->body_len > 0)
 		take_if_ours(q, q->body, q->body_len);
-	if (q->resp) {
+	if (have_response(q)) {
 		deliver(q, LD_ANS_RESPONSE, NULL);
 		return;
 	}
@@ -247,7 +304,7 @@ static void on_data(struct mgw_client_req *r, const unsigned char *data,
 	if (q->answered)
 		return; /* draining the rest of a stream */
 	if (q->sse) {
-		if (q->resp)
+		if (have_response(q))
 			return; /* an error answer's message is in; the end
 			         * of the stream is all that is left */
 		rc = mgw_sse_feed(&q->sp, data, len, on_sse_event, q);
@@ -321,7 +378,7 @@ static void on_end(struct mgw_client_req *r, void *arg)
 		hreq_free(q);
 		return;
 	}
-	if (q->sse && mgw_sse_finish(&q->sp) && !q->resp)
+	if (q->sse && mgw_sse_finish(&q->sp) && !have_response(q))
 		mgw_debug(NULL, "load: SSE stream ended inside an event");
 	judge(q);
 	hreq_free(q);
@@ -412,6 +469,7 @@ int ld_http_send(struct mgw_load_agent *a, const struct ld_msg *m)
 		goto nomem;
 	q->a = a;
 	q->id = m->id;
+	q->quick = m->quick ? 1 : 0;
 	q->aside = m->other_target ? 1 : 0;
 	sp.method = m->http_method;
 	sp.target = h->paths[i];

@@ -67,6 +67,8 @@ struct srv {
 	char session[32];       /* the one this server knows ("" none) */
 	int lost_status;        /* answer for an unknown session (404) */
 	const char *lost_msg;   /* its JSON-RPC message; NULL: empty body */
+	const char *raw_call;   /* answer the next tools/call with this body
+	                         * (a format: %lld is the request's id) */
 	int fail_status;        /* answer the next tools/call with this */
 	const char *fail_msg;
 	int hold;               /* keep requests unanswered */
@@ -362,6 +364,20 @@ static void modern_post(struct srv *s, struct mgw_http_exchange *x,
 	if (!json_is_object(json_object_get(mgw_jrpc_meta(m),
 	                    "io.modelcontextprotocol/clientCapabilities"))) {
 		reply_error(x, 400, mgw_jrpc_id(m), MGW_JRPC_INVALID_PARAMS, "no capabilities");
+		return;
+	}
+	if (s->raw_call && strcmp(m->method, "tools/call") == 0) {
+		char *b = malloc(1024);
+		int n;
+
+		assert_non_null(b);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		n = snprintf(b, 1024, s->raw_call,
+		             (long long)json_integer_value(mgw_jrpc_id(m)));
+#pragma GCC diagnostic pop
+		s->raw_call = NULL;
+		reply_json(x, 200, NULL, b, (size_t)n);
 		return;
 	}
 	if (s->fail_status && strcmp(m->method, "tools/call") == 0) {
@@ -957,6 +973,53 @@ static void test_modern_errors(void **state)
 	assert_int_equal(call(f, &f->echo), MGW_LOAD_HTTP_4XX);
 	f->srv.fail_status = 503;
 	assert_int_equal(call(f, &f->echo), MGW_LOAD_HTTP_5XX);
+	assert_int_equal(call(f, &f->echo), MGW_LOAD_OK);
+}
+
+/* A plain call's answer is read by the skim when it is a plain success
+ * (transport_http.c quick_success) and classified in full otherwise:
+ * either way each answer gets the verdict the full reading gives. */
+static void test_plain_answers_either_reading(void **state)
+{
+	static const struct {
+		const char *body;
+		enum mgw_load_outcome want;
+	} cases[] = {
+		/* plain successes: the skim's */
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"content\":[]}}",
+		 MGW_LOAD_OK},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"isError\":false,"
+		 "\"resultType\":\"complete\"}}", MGW_LOAD_OK},
+		{" {\"result\":{},\"id\":%lld,\"jsonrpc\":\"2.0\"} ", MGW_LOAD_OK},
+		/* what the skim leaves to the full reading, same verdicts */
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"isError\":true,"
+		 "\"content\":[{\"type\":\"text\",\"text\":\"no\"}]}}",
+		 MGW_LOAD_TOOL_ERROR},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"is\\u0045rror\":true}}",
+		 MGW_LOAD_TOOL_ERROR},
+		{"{\"jsonrpc\":\"\\u0032.0\",\"id\":%lld,\"result\":{}}", MGW_LOAD_OK},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{},\"x\":1}", MGW_LOAD_OK},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":5}", MGW_LOAD_RPC_ERROR},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"isError\":1}}", MGW_LOAD_OK},
+		/* not our answer: no response for the call */
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld0,\"result\":{}}", MGW_LOAD_CONNECT_ERROR},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld.0,\"result\":{}}", MGW_LOAD_CONNECT_ERROR},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{}", MGW_LOAD_CONNECT_ERROR},
+		{"{\"jsonrpc\":\"2.0\",\"id\":%lld,\"result\":{\"isError\":false,"
+		 "\"isError\":true}}", MGW_LOAD_CONNECT_ERROR},
+		{"{\"jsonrpc\":\"1.0\",\"id\":%lld,\"result\":{}}", MGW_LOAD_CONNECT_ERROR},
+	};
+	struct fx *f = *state;
+
+	srv_start(&f->srv, f->base, SRV_MODERN);
+	f->opts.dialect = MGW_LOAD_MODERN;
+	fx_agent(f, f->srv.url, NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f->srv.raw_call = cases[i].body;
+		if (call(f, &f->echo) != cases[i].want)
+			fail_msg("case %zu (%s): outcome %d, want %d", i, cases[i].body,
+			         (int)f->res.outcome, (int)cases[i].want);
+	}
 	assert_int_equal(call(f, &f->echo), MGW_LOAD_OK);
 }
 
@@ -1689,6 +1752,7 @@ int main(int argc, char **argv)
 	    cmocka_unit_test_setup_teardown(test_modern_param_headers_after_list, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_header_mismatch_fetches_schemas, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_modern_errors, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_plain_answers_either_reading, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_sse_answers, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_handle_lost_and_recreated, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_mrtr_dialogue, fx_setup, fx_teardown),
