@@ -37,6 +37,11 @@ struct mgw_client_limits {
 	                                 * connection with no stream) is closed
 	                                 * after this; keep it below the
 	                                 * upstream's own idle timeout */
+	double idle_peek_after;         /* an HTTP/1.1 connection pooled at
+	                                 * least this long (s) is also checked
+	                                 * with recv(MSG_PEEK) before reuse
+	                                 * (client_conn.c mgw_cconn_alive);
+	                                 * 0: at every reuse */
 	size_t max_header_bytes;        /* response header names+values */
 	size_t max_headers;             /* response header field count */
 	uint32_t h2_max_streams;        /* our cap on concurrent streams per

@@ -34,6 +34,7 @@ void mgw_client_limits_default(struct mgw_client_limits *lim)
 	lim->max_idle_per_origin = 16;
 	lim->max_pending_per_origin = 1024;
 	lim->keepalive_timeout = 30;
+	lim->idle_peek_after = 0.02;
 	lim->max_header_bytes = 64 * 1024;
 	lim->max_headers = 100;
 	lim->h2_max_streams = 128;

@@ -119,6 +119,7 @@ struct mgw_client_conn {
 	size_t addr_i;
 	uint64_t queued_total;   /* bytes ever added to the output */
 	uint64_t written_total;  /* bytes ever removed from it (to the kernel) */
+	uint64_t idle_since_ns;  /* when it last went to the idle list */
 	unsigned tls : 1;
 	unsigned h2 : 1;         /* speaks HTTP/2 (decided at READY for AUTO) */
 	unsigned used : 1;       /* has carried a request */

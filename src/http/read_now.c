@@ -102,3 +102,9 @@ int mgw_read_fast(struct bufferevent *bev)
 		                                                    : NULL);
 	return 0;
 }
+
+int mgw_read_pending_news(const struct bufferevent *bev)
+{
+	return (bev->ev_read.ev_evcallback.evcb_flags &
+	        (EVLIST_ACTIVE | EVLIST_ACTIVE_LATER)) != 0;
+}

@@ -27,4 +27,10 @@
  * did). */
 int mgw_read_fast(struct bufferevent *bev);
 
+/* 1 when the loop holds news of bev's socket it has not handled yet: its
+ * read event is active (bytes, EOF or an error the last poll reported,
+ * still queued behind the callback running now).  Reads the event's own
+ * flags (event_struct.h), as this file reads the bufferevent's. */
+int mgw_read_pending_news(const struct bufferevent *bev);
+
 #endif

@@ -187,10 +187,13 @@ static void test_connection_close_not_reused(void **state)
 
 static void test_pooled_connection_closed_by_server(void **state)
 {
-	struct fx *f = fx_client(state);
+	struct fx *f = *state;
 	struct mgw_client_stats st;
 	int guard;
 
+	/* no recv(MSG_PEEK) here: only what the loop's polls tell */
+	f->lim.idle_peek_after = 3600;
+	fx_client(state);
 	f->up.resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 	get_ok(f, "/a", "ok");
 	/* the server drops the idle connection; the pool notices */
@@ -205,11 +208,33 @@ static void test_pooled_connection_closed_by_server(void **state)
 	get_ok(f, "/b", "ok");
 	assert_int_equal(f->up.naccepted, 2);
 
-	/* closed again, and the next request is submitted before the loop
-	 * had a chance to see the FIN: the liveness check catches it */
-	up_close(f->up.c[1]);
+	/* the FIN is in before the request is queued: the next poll reports
+	 * it behind the request's dispatch, and the connection's active
+	 * read event keeps it from being reused */
+	assert_int_equal(shutdown(bufferevent_getfd(f->up.c[1]->bev), SHUT_WR), 0);
 	get_ok(f, "/c", "ok");
 	assert_int_equal(f->up.naccepted, 3);
+	stats(f, &st);
+	assert_int_equal(st.errors[MGW_CLIENT_E_CLOSED], 0);
+}
+
+/* A connection pooled idle_peek_after or longer is also checked with
+ * recv(MSG_PEEK): it sees a FIN no poll has reported yet. */
+static void test_long_idle_connection_peeked(void **state)
+{
+	struct fx *f = *state;
+	struct mgw_client_stats st;
+
+	f->lim.idle_peek_after = 0.005;
+	fx_client(state);
+	f->up.resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	get_ok(f, "/a", "ok");
+	usleep(10000); /* pooled past idle_peek_after */
+	/* the upstream's socket is closed by a finalizer in the very loop
+	 * turn that dispatches the request, after that turn's poll */
+	up_close(f->up.c[0]);
+	get_ok(f, "/b", "ok");
+	assert_int_equal(f->up.naccepted, 2);
 	stats(f, &st);
 	assert_int_equal(st.errors[MGW_CLIENT_E_CLOSED], 0);
 }
@@ -1147,6 +1172,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_status_line_forms, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_connection_close_not_reused, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_pooled_connection_closed_by_server, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_long_idle_connection_peeked, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_one_request_per_connection, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_localhost_resolves, fx_setup, fx_teardown),
 	    cmocka_unit_test_setup_teardown(test_exact_request_bytes, fx_setup, fx_teardown),
