@@ -9,13 +9,7 @@
 
 #include "util/allocator.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ALLOC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ALLOC_ASAN 1
-#endif
-#endif
+#include "util/asan.h"
 
 const char *mgw_allocator_name(void)
 {
@@ -26,7 +20,7 @@ const char *mgw_allocator_name(void)
 	snprintf(name, sizeof(name), "mimalloc-%d.%d.%d", v / 100,
 	         v / 10 % 10, v % 10);
 	return name;
-#elif defined(ALLOC_ASAN)
+#elif MGW_ASAN
 	return "AddressSanitizer";
 #else
 	return "glibc";

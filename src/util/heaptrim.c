@@ -15,13 +15,7 @@
 
 /* Under AddressSanitizer glibc's arenas hold nothing of ours, and the
  * first mallinfo2 would be what initializes them, from a worker. */
-#if defined(__SANITIZE_ADDRESS__)
-#define HEAPTRIM_OFF 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define HEAPTRIM_OFF 1
-#endif
-#endif
+#include "util/asan.h"
 
 /* One trim at a time in the process.  malloc_trim walks every arena, so
  * a worker finding another one at it has nothing to add.  It also keeps
@@ -29,7 +23,7 @@
  * allocations went elsewhere (an interposed allocator): glibc attaches
  * the thread that initializes malloc to its main arena without counting
  * it, and two such threads abort at exit ("a->attached_threads > 0"). */
-#if !defined(HEAPTRIM_OFF) && !defined(HAVE_MIMALLOC)
+#if !MGW_ASAN && !defined(HAVE_MIMALLOC)
 static pthread_mutex_t trim_lock = PTHREAD_MUTEX_INITIALIZER;
 #endif
 
@@ -49,7 +43,7 @@ uint64_t mgw_heap_resident(void)
 	return (uint64_t)resident * (uint64_t)page;
 }
 
-#if !defined(HEAPTRIM_OFF) && !defined(HAVE_MIMALLOC)
+#if !MGW_ASAN && !defined(HAVE_MIMALLOC)
 /* The trim itself; the caller holds trim_lock. */
 static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 {
@@ -67,7 +61,7 @@ static void trim_locked(size_t min_free, struct mgw_heap_trim *r)
 }
 #endif
 
-#if defined(HAVE_MIMALLOC) && !defined(HEAPTRIM_OFF)
+#if defined(HAVE_MIMALLOC) && !MGW_ASAN
 /* mimalloc: every thread has a heap of its own and gives a freed page
  * back by itself once its reset delay has passed, but only when that
  * heap is next collected.  mi_collect(false) is that collection, for the
@@ -91,10 +85,10 @@ uint64_t mgw_heap_trim(size_t min_free, struct mgw_heap_trim *out)
 	struct mgw_heap_trim r;
 
 	memset(&r, 0, sizeof(r));
-#if defined(HAVE_MIMALLOC) && !defined(HEAPTRIM_OFF)
+#if defined(HAVE_MIMALLOC) && !MGW_ASAN
 	(void)min_free;
 	trim_mimalloc(&r);
-#elif !defined(HEAPTRIM_OFF)
+#elif !MGW_ASAN
 	if (pthread_mutex_trylock(&trim_lock) == 0) {
 		trim_locked(min_free, &r);
 		pthread_mutex_unlock(&trim_lock);

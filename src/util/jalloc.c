@@ -12,13 +12,7 @@
 
 #include "util/jalloc.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define JALLOC_OFF 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define JALLOC_OFF 1
-#endif
-#endif
+#include "util/asan.h"
 
 #define NCLASS (MGW_JALLOC_MAX / 16)
 
@@ -44,7 +38,7 @@ static void release(struct lists *l)
 	}
 }
 
-#ifndef JALLOC_OFF
+#if !MGW_ASAN
 static pthread_key_t key;
 
 static void on_thread_exit(void *arg)
@@ -91,13 +85,13 @@ static void j_free(void *p)
 	tl.n[c]++;
 }
 
-#endif /* JALLOC_OFF */
+#endif /* !MGW_ASAN */
 
 static int installed;
 
 int mgw_jalloc_install(void)
 {
-#ifdef JALLOC_OFF
+#if MGW_ASAN
 	return 0;
 #else
 	if (installed)

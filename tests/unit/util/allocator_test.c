@@ -18,13 +18,7 @@
 
 #include "util/allocator.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
+#include "util/asan.h"
 
 static void test_name(void **state)
 {
@@ -34,7 +28,7 @@ static void test_name(void **state)
 #if defined(HAVE_MIMALLOC)
 	assert_int_equal(strncmp(n, "mimalloc-", 9), 0);
 	assert_non_null(strchr(n + 9, '.'));
-#elif defined(ASAN)
+#elif MGW_ASAN
 	assert_string_equal(n, "AddressSanitizer");
 #else
 	assert_string_equal(n, "glibc");

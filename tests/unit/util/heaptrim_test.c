@@ -17,13 +17,7 @@
 
 #include "util/heaptrim.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
+#include "util/asan.h"
 
 enum { N = 64, BIG = 64 * 1024 }; /* under glibc's mmap threshold */
 
@@ -32,7 +26,7 @@ static void test_threshold_not_reached(void **state)
 	struct mgw_heap_trim t;
 
 	(void)state;
-#if defined(HAVE_MIMALLOC) && !defined(ASAN)
+#if defined(HAVE_MIMALLOC) && !MGW_ASAN
 	/* mimalloc keeps no count of free bytes: the heap is collected
 	 * whatever the threshold */
 	mgw_heap_trim(SIZE_MAX, &t);
@@ -60,7 +54,7 @@ static void test_burst_returned(void **state)
 	struct mgw_heap_trim t;
 
 	(void)state;
-#ifdef ASAN
+#if MGW_ASAN
 	skip(); /* AddressSanitizer's allocator: glibc's arenas are not used */
 #endif
 	for (int i = 0; i < N; i++) {
@@ -141,7 +135,7 @@ static void test_concurrent_threads(void **state)
 			trimmed += r[i].t.trimmed;
 		}
 		pthread_barrier_destroy(&go);
-#ifdef ASAN
+#if MGW_ASAN
 		assert_int_equal(trimmed, 0); /* off: glibc's arenas are idle */
 #elif defined(HAVE_MIMALLOC)
 		assert_int_equal(trimmed, NTHREAD); /* each its own heap */
