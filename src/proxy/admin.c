@@ -17,13 +17,14 @@
 
 static json_t *server_json(struct mgw_upstream_server *s, uint64_t now)
 {
-	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}",
+	return json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I}",
 	                 "name", s->name,
 	                 "url", s->conf->url,
 	                 "state", mgw_upstream_state_name(mgw_upstream_state(s, now)),
 	                 "in_flight", (json_int_t)atomic_load(&s->in_flight),
 	                 "picked", (json_int_t)atomic_load(&s->n_picked),
-	                 "ejections", (json_int_t)atomic_load(&s->n_ejections));
+	                 "ejections", (json_int_t)atomic_load(&s->n_ejections),
+	                 "queue_full", (json_int_t)atomic_load(&s->n_queue_full));
 }
 
 /* Requests lost in flight on the group's servers and what became of

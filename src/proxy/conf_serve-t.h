@@ -128,6 +128,9 @@ struct mgw_upstream_conf {
 	char *tls_sni;             /* tls.sni (the URL host when NULL) */
 	uint32_t max_connections;  /* per server (256) */
 	uint32_t max_idle;         /* idle keep-alive connections per server (256) */
+	uint32_t max_queue;        /* requests waiting for a connection, per
+	                            * server (1024); beyond: the next server,
+	                            * or 503 -32008 */
 	struct mgw_server_conf *servers; /* servers (at least one) */
 	size_t n_servers;
 	struct mgw_health_conf health;

@@ -256,6 +256,8 @@ static const struct mgw_cfg_field upstream_fields[] = {
 	 .min = 1, .max = 1000000, .def = "256"},
 	{.key = "max_idle", .type = MGW_CFG_INT, U(max_idle),
 	 .min = 0, .max = 1000000, .def = "256"},
+	{.key = "max_queue", .type = MGW_CFG_INT, U(max_queue),
+	 .min = 1, .max = 1000000, .def = "1024"},
 	{.key = "servers", .type = MGW_CFG_LIST,
 	 .off = offsetof(struct mgw_upstream_conf, servers),
 	 .aux = offsetof(struct mgw_upstream_conf, n_servers),

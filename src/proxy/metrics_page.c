@@ -313,7 +313,7 @@ static void connections(struct mgw_prom *p, const struct mgw_metrics *m)
 /* ---- upstreams ------------------------------------------------------------------ */
 
 enum {
-	F_UP, F_STATE, F_INFLIGHT, F_PICKED, F_EJECT, F_TRANS, F_N,
+	F_UP, F_STATE, F_INFLIGHT, F_PICKED, F_EJECT, F_QFULL, F_TRANS, F_N,
 };
 
 static void upstreams(struct mgw_prom *p, const struct mgw_metrics *m,
@@ -334,6 +334,9 @@ static void upstreams(struct mgw_prom *p, const struct mgw_metrics *m,
 		 "Times the balancer chose the server."},
 		{"mcpgw_upstream_ejections_total", "counter",
 		 "Outlier ejections of the server."},
+		{"mcpgw_upstream_queue_full_total", "counter",
+		 "Requests the server could not take because its queue of "
+		 "requests waiting for a connection was full (max_queue)."},
 		{"mcpgw_upstream_health_transitions_total", "counter",
 		 "Active health check verdict changes of the server, by the "
 		 "state it went to."},
@@ -382,6 +385,10 @@ static void upstreams(struct mgw_prom *p, const struct mgw_metrics *m,
 				case F_EJECT:
 					mgw_prom_sample_u64(p, fam[f].name, l, 2,
 					                    ld(&s->n_ejections));
+					break;
+				case F_QFULL:
+					mgw_prom_sample_u64(p, fam[f].name, l, 2,
+					                    ld(&s->n_queue_full));
 					break;
 				default:
 					l[2].name = "to";

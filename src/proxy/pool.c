@@ -34,6 +34,7 @@ static int group_new(struct mgw_upool *p, struct event_base *base, size_t gi,
 	                          ? share(g->conf->max_idle, n_workers) : 0;
 	if (lim.max_idle_per_origin > lim.max_conns_per_origin)
 		lim.max_idle_per_origin = lim.max_conns_per_origin;
+	lim.max_pending_per_origin = share(g->conf->max_queue, n_workers);
 	p->clients[gi] = mgw_client_new(base, &lim);
 	p->origins[gi] = calloc(g->n_servers ? g->n_servers : 1,
 	                        sizeof(**p->origins));
@@ -193,5 +194,8 @@ int mgw_upool_send(struct mgw_upool *p, struct mgw_upstream_server *s,
 	free(target);
 	if (rc == 0)
 		mgw_upstream_acquire(s);
+	else if (rc == MGW_ELIMIT)
+		atomic_fetch_add_explicit(&s->n_queue_full, 1,
+		                          memory_order_relaxed);
 	return rc;
 }

@@ -67,6 +67,7 @@ struct mgw_upstream_server {
 	/* shared: counters (only grow) */
 	atomic_uint_fast64_t n_picked;
 	atomic_uint_fast64_t n_ejections;
+	atomic_uint_fast64_t n_queue_full; /* refused: max_queue reached */
 	atomic_uint_fast64_t n_went_down; /* active health: up -> down */
 	atomic_uint_fast64_t n_went_up;   /* active health: down -> up */
 };

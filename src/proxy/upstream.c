@@ -75,6 +75,7 @@ static int server_init(struct mgw_upstream_group *g, size_t i, char *err,
 	atomic_init(&s->draining, 0);
 	atomic_init(&s->n_picked, 0);
 	atomic_init(&s->n_ejections, 0);
+	atomic_init(&s->n_queue_full, 0);
 	if (mgw_url_parse(sc->url, &u, why, sizeof(why)) != 0) {
 		snprintf(err, errlen, "upstream %s: server '%.100s': %s", g->name,
 		         sc->url, why);
@@ -485,6 +486,7 @@ static void carry_server(struct mgw_upstream_server *to,
 	CARRY(draining);
 	CARRY(n_picked);
 	CARRY(n_ejections);
+	CARRY(n_queue_full);
 	CARRY(n_went_down);
 	CARRY(n_went_up);
 }

@@ -102,6 +102,7 @@ static void assert_upstream_default(const struct mgw_upstream_conf *u)
 	assert_null(u->tls_sni);
 	assert_int_equal(u->max_connections, 256);
 	assert_int_equal(u->max_idle, 256);
+	assert_int_equal(u->max_queue, 1024);
 	assert_int_equal(u->tools_probe, MGW_TOOLS_PROBE_AUTO);
 	assert_true(u->tools_ttl == 600.0);
 	assert_int_equal(u->affinity.mode, MGW_AFFINITY_NONE);
@@ -194,6 +195,7 @@ static const char full_yaml[] =
 	"      sni: mcp.example.com\n"
 	"    max_connections: 10\n"
 	"    max_idle: 0\n"
+	"    max_queue: 3\n"
 	"    tools_probe: true\n"
 	"    affinity: task\n"
 	"    task_affinity:\n"
@@ -308,6 +310,7 @@ static void test_full(void **state)
 	assert_string_equal(u->tls_sni, "mcp.example.com");
 	assert_int_equal(u->max_connections, 10);
 	assert_int_equal(u->max_idle, 0);
+	assert_int_equal(u->max_queue, 3);
 	assert_int_equal(u->tools_probe, 1);
 	assert_int_equal(u->affinity.mode, MGW_AFFINITY_TASK);
 	assert_int_equal(u->affinity.max_tasks, 500);
@@ -527,6 +530,9 @@ static void test_value_errors(void **state)
 	expect_error(UP1 "        weight: 1001\n",
 	             "t.yaml:5:17: upstreams[0].servers[0].weight: out of range: "
 	             "must be between 1 and 1000");
+	expect_error(UP1 "    max_queue: 0\n",
+	             "t.yaml:5:16: upstreams[0].max_queue: out of range: must "
+	             "be between 1 and 1000000");
 	expect_error(UP1 "    health:\n      rise: 0\n",
 	             "t.yaml:6:13: upstreams[0].health.rise: out of range: must "
 	             "be between 1 and 1000");

@@ -85,6 +85,7 @@ static void test_adopt(void **state)
 	atomic_store(&old.ups->groups[0].servers[2].ejected_until, 123456);
 	atomic_store(&old.ups->groups[0].servers[2].n_ejections, 4);
 	atomic_store(&old.ups->groups[0].servers[2].n_picked, 99);
+	atomic_store(&old.ups->groups[0].servers[2].n_queue_full, 7);
 	/* 9003 and 9002 are the same servers of group g (reweighted or
 	 * moved); 9004 is new; 9001 moved to another group: new there */
 	assert_int_equal(mgw_upstreams_adopt(next.ups, old.ups), 2);
@@ -96,6 +97,7 @@ static void test_adopt(void **state)
 	assert_int_equal(atomic_load(&s->ejected_until), 123456);
 	assert_int_equal(atomic_load(&s->n_ejections), 4);
 	assert_int_equal(atomic_load(&s->n_picked), 99);
+	assert_int_equal(atomic_load(&s->n_queue_full), 7);
 	s = mgw_upstreams_same_server(next.ups, "g", "http://127.0.0.1:9004");
 	assert_int_equal(atomic_load(&s->health_up), 1);
 	assert_int_equal(atomic_load(&s->ejected_until), 0);
