@@ -98,6 +98,10 @@ void mgw_client_resume(struct mgw_client_req *r);
 
 /* 1 if the request runs on HTTP/2, 0 on HTTP/1.1 or not yet assigned. */
 int mgw_client_req_is_h2(const struct mgw_client_req *r);
+/* From r's on_head callback only: moves the response's fields into out
+ * (empty), leaving r's list empty; a consumer that keeps the head (the
+ * relay holding a collected answer) then makes no copy of it. */
+void mgw_client_take_head(struct mgw_client_req *r, struct mgw_headers *out);
 
 /* Copies the counters of origin o, or of the whole client when o is NULL,
  * into *st. */

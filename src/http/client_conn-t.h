@@ -47,12 +47,14 @@ struct mgw_client_req {
 	int32_t stream_id;                  /* h2 */
 	uint64_t id;                        /* for logs */
 
-	/* the request, copied at submit, hop-by-hop fields already removed */
+	/* the request, copied at submit, hop-by-hop fields already removed;
+	 * method, target, authority and body in one allocation (method) */
 	char *method;
 	char *target;
 	char *authority;
+	size_t method_len, target_len, authority_len;
 	struct mgw_headers hdr;
-	unsigned char *body;
+	unsigned char *body;                /* in method's block, or NULL */
 	size_t body_len;
 	size_t body_off;                    /* h2: bytes handed to nghttp2 */
 	size_t progress_off;                /* h2: body_off at the last send

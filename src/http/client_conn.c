@@ -570,7 +570,7 @@ static void conn_ready(struct mgw_client_conn *c)
 	o->nconnecting--;
 	MGW_CSTAT_INC(o, conns_opened);
 	evtimer_del(c->timer);
-	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATERMARK);
+	mgw_read_limit(c->bev, READ_HIGH_WATERMARK);
 	evbuffer_add_cb(bufferevent_get_output(c->bev), on_out_changed, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	if (c->req && c->req->state == MGW_CRQ_DONE) {

@@ -40,6 +40,7 @@
 #include "http/h1_scan.h"
 #include "http/headers.h"
 #include "http/write_now.h"
+#include "http/read_now.h"
 #include "util/decimal.h"
 
 /* Status line and line-end overhead allowed on top of the header limits
@@ -268,8 +269,8 @@ void mgw_ch1_send(struct mgw_client_conn *c, struct mgw_client_req *r)
 {
 	char clbuf[MGW_DEC_BUF];
 	size_t cllen = 0, n, off = 0;
-	size_t mlen = strlen(r->method), tlen = strlen(r->target);
-	size_t alen = strlen(r->authority);
+	size_t mlen = r->method_len, tlen = r->target_len;
+	size_t alen = r->authority_len;
 	char *head;
 
 	if (mgw_creq_needs_length(r))
@@ -398,7 +399,7 @@ static int feed_chunked(struct mgw_client_conn *c, struct mgw_client_req *r,
 	int rv = mgw_chunked_feed(&c->ck, v->iov_base, v->iov_len, &n,
 	                          on_chunk_data, c);
 
-	evbuffer_drain(in, n);
+	mgw_read_drain(c->bev, n);
 	if (rv) {
 		proto_fail(c, rv, mgw_chunked_error(&c->ck));
 		return 1;
@@ -440,14 +441,14 @@ static int feed_head(struct mgw_client_conn *c, struct mgw_client_req *r,
 			proto_fail(c, MGW_ENOMEM, "no memory for response headers");
 			return 1;
 		}
-		evbuffer_drain(in, feed);
+		mgw_read_drain(c->bev, feed);
 		if (c->sc.in_head)
 			return 0;
 		rv = take_head(c, c->hbuf, c->hbuf_len);
 		c->hbuf_len = 0;
 	} else {
 		rv = take_head(c, v->iov_base, feed);
-		evbuffer_drain(in, feed);
+		mgw_read_drain(c->bev, feed);
 	}
 	if (rv) {
 		proto_fail(c, c->hp_err, c->hp_msg);
@@ -466,7 +467,7 @@ static int feed_body(struct mgw_client_conn *c, struct mgw_client_req *r,
 	if (!c->body_to_close && (uint64_t)n > c->body_left)
 		n = (size_t)c->body_left;
 	mgw_creq_data(r, v->iov_base, n);
-	evbuffer_drain(in, n);
+	mgw_read_drain(c->bev, n);
 	if (!c->body_to_close) {
 		c->body_left -= n;
 		if (c->body_left == 0)

@@ -33,6 +33,7 @@
 #include "core/log.h"
 #include "http/client_conn.h"
 #include "http/headers.h"
+#include "http/read_now.h"
 #include "util/decimal.h"
 #include "util/time.h"
 
@@ -433,13 +434,13 @@ int mgw_ch2_submit(struct mgw_client_conn *c, struct mgw_client_req *r)
 	nva = calloc(r->hdr.n + 5, sizeof(*nva));
 	if (!nva)
 		return MGW_ENOMEM;
-	nva[n++] = mknv(":method", 7, r->method, strlen(r->method),
+	nva[n++] = mknv(":method", 7, r->method, r->method_len,
 	                NGHTTP2_NV_FLAG_NONE);
 	nva[n++] = mknv(":scheme", 7, c->tls ? "https" : "http", c->tls ? 5 : 4,
 	                NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = mknv(":authority", 10, r->authority, strlen(r->authority),
+	nva[n++] = mknv(":authority", 10, r->authority, r->authority_len,
 	                NGHTTP2_NV_FLAG_NONE);
-	nva[n++] = mknv(":path", 5, r->target, strlen(r->target),
+	nva[n++] = mknv(":path", 5, r->target, r->target_len,
 	                NGHTTP2_NV_FLAG_NONE);
 	for (size_t i = 0; i < r->hdr.n; i++) {
 		struct mgw_header *f = &r->hdr.v[i];
@@ -558,7 +559,7 @@ void mgw_ch2_process(struct mgw_client_conn *c)
 			h2_fail(c, (int)rv);
 			return;
 		}
-		evbuffer_drain(in, (size_t)rv);
+		mgw_read_drain(c->bev, (size_t)rv);
 	}
 	c->ng_busy--;
 	mgw_ch2_send(c);

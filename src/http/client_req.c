@@ -5,6 +5,7 @@
  * out (client.c). */
 #include "autoconf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,10 +85,7 @@ void mgw_creq_free(struct mgw_client_req *r)
 	if (r->state != MGW_CRQ_DONE)
 		mgw_creq_set_done(r);
 	event_free(r->timer);
-	free(r->method);
-	free(r->target);
-	free(r->authority);
-	free(r->body);
+	free(r->method); /* target, authority and body with it */
 	mgw_headers_deinit(&r->hdr);
 	mgw_headers_deinit(&r->resp);
 	if (r->held)
@@ -158,6 +156,12 @@ void mgw_creq_head(struct mgw_client_req *r)
 	r->head_sent = 1;
 	if (r->on_head)
 		r->on_head(r, r->status, &r->resp, r->arg);
+}
+
+void mgw_client_take_head(struct mgw_client_req *r, struct mgw_headers *out)
+{
+	*out = r->resp;
+	mgw_headers_init(&r->resp);
 }
 
 void mgw_creq_data(struct mgw_client_req *r, const unsigned char *p, size_t n)
@@ -359,6 +363,31 @@ static int copy_headers(struct mgw_headers *dst, const struct mgw_headers *src,
 	return 0;
 }
 
+/* The request line's parts and the body into one block (one allocation
+ * where four were made), their lengths kept for the writers. */
+static int copy_request(struct mgw_client_req *r,
+                        const struct mgw_client_reqspec *spec)
+{
+	const char *auth = spec->authority ? spec->authority : r->o->authority;
+	size_t ml = strlen(spec->method), tl = strlen(spec->target);
+	size_t al = strlen(auth), n = ml + tl + al + 3;
+	char *b;
+
+	if (spec->body_len > SIZE_MAX - n || !(b = malloc(n + spec->body_len)))
+		return MGW_ENOMEM;
+	r->method = memcpy(b, spec->method, ml + 1);
+	r->target = memcpy(b + ml + 1, spec->target, tl + 1);
+	r->authority = memcpy(b + ml + tl + 2, auth, al + 1);
+	r->method_len = ml;
+	r->target_len = tl;
+	r->authority_len = al;
+	if (spec->body_len) {
+		r->body = memcpy(b + n, spec->body, spec->body_len);
+		r->body_len = spec->body_len;
+	}
+	return 0;
+}
+
 int mgw_client_request(struct mgw_client_origin *o,
                        const struct mgw_client_reqspec *spec,
                        struct mgw_client_req **out)
@@ -390,11 +419,8 @@ int mgw_client_request(struct mgw_client_origin *o,
 	r->stream_id = -1;
 	mgw_headers_init(&r->hdr);
 	mgw_headers_init(&r->resp);
-	r->method = strdup(spec->method);
-	r->target = strdup(spec->target);
-	r->authority = strdup(spec->authority ? spec->authority : o->authority);
 	r->timer = evtimer_new(cl->base, on_req_timer, r);
-	if (!r->method || !r->target || !r->authority || !r->timer)
+	if (!r->timer || copy_request(r, spec) != 0)
 		goto fail;
 	if (spec->headers_checked && spec->headers_end_to_end)
 		rv = mgw_headers_clone(&r->hdr, spec->headers);
@@ -402,14 +428,6 @@ int mgw_client_request(struct mgw_client_origin *o,
 		rv = copy_headers(&r->hdr, spec->headers, spec->headers_checked);
 	if (rv != 0)
 		goto fail;
-	rv = MGW_ENOMEM;
-	if (spec->body_len) {
-		r->body = malloc(spec->body_len);
-		if (!r->body)
-			goto fail;
-		memcpy(r->body, spec->body, spec->body_len);
-		r->body_len = spec->body_len;
-	}
 	r->is_head = strcmp(r->method, "HEAD") == 0;
 	r->tmo = spec->tmo ? *spec->tmo : cl->lim.tmo;
 	r->on_head = spec->on_head;

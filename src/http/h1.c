@@ -38,6 +38,7 @@
 #include "http/h1_scan.h"
 #include "http/headers.h"
 #include "http/write_now.h"
+#include "http/read_now.h"
 #include "util/decimal.h"
 #include "util/memstr.h"
 
@@ -388,7 +389,7 @@ void mgw_h1_process(struct mgw_http_conn *c)
 		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
 			break;
 		st = mgw_h1_parse(c, v.iov_base, v.iov_len, &n);
-		evbuffer_drain(in, n);
+		mgw_read_drain(c->bev, n);
 		if (st) {
 			h1_error(c, st);
 			break;

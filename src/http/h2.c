@@ -31,6 +31,7 @@
 #include "http/conn.h"
 #include "http/h2_scan.h"
 #include "http/headers.h"
+#include "http/read_now.h"
 #include "util/decimal.h"
 #include "util/time.h"
 
@@ -559,7 +560,7 @@ void mgw_h2_process(struct mgw_http_conn *c)
 	while (evbuffer_get_length(in) > 0) {
 		if (mgw_h2_scan_flooded(s) || !nghttp2_session_want_read(c->ng)) {
 			/* session over (GOAWAY sent or due): input is moot */
-			evbuffer_drain(in, evbuffer_get_length(in));
+			mgw_read_drain(c->bev, evbuffer_get_length(in));
 			break;
 		}
 		n = mgw_h2_scan_pending(s);
@@ -571,12 +572,12 @@ void mgw_h2_process(struct mgw_http_conn *c)
 			if (h2_feed(c, v.iov_base, n) != 0)
 				return;
 			mgw_h2_scan_passed(s, n);
-			evbuffer_drain(in, n);
+			mgw_read_drain(c->bev, n);
 			continue;
 		}
 		if (evbuffer_copyout(in, hd, sizeof(hd)) != (ssize_t)sizeof(hd))
 			break; /* wait for the rest of the frame header */
-		evbuffer_drain(in, sizeof(hd));
+		mgw_read_drain(c->bev, sizeof(hd));
 		switch (mgw_h2_scan_frame(s, hd, mgw_now_ms())) {
 		case MGW_H2S_DROP:
 			continue;

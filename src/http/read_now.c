@@ -10,6 +10,7 @@
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_struct.h>
 #include <event2/event.h>
+#include <event2/event_struct.h>
 
 #include "http/read_now.h"
 
@@ -47,16 +48,23 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 	ssize_t r;
 	int err;
 
-	if (bev->wm_read.high != 0) {
-		size_t len = evbuffer_get_length(bev->input);
-		max = len < bev->wm_read.high ? bev->wm_read.high - len : 0;
-		if (max > MGW_READ_FAST_MAX)
-			max = MGW_READ_FAST_MAX;
-	}
-	if (what == EV_TIMEOUT || max == 0) {
-		/* the timeout report, or the watermark suspension: libevent's */
+	if (what == EV_TIMEOUT) {
+		/* the timeout report: libevent's */
 		atomic_load(&lib_readcb)(fd, what, arg);
 		return;
+	}
+	if (bev->wm_read.high != 0) {
+		size_t len = evbuffer_get_length(bev->input);
+
+		if (len >= bev->wm_read.high) {
+			/* the input is full: stop polling (the socket would
+			 * stay readable) until mgw_read_drain makes room */
+			event_del(&bev->ev_read);
+			return;
+		}
+		max = bev->wm_read.high - len;
+		if (max > MGW_READ_FAST_MAX)
+			max = MGW_READ_FAST_MAX;
 	}
 	bufferevent_incref(bev);
 	r = read_into(bev->input, fd, max);
@@ -109,4 +117,32 @@ int mgw_read_pending_news(const struct bufferevent *bev)
 {
 	return (bev->ev_read.ev_evcallback.evcb_flags &
 	        (EVLIST_ACTIVE | EVLIST_ACTIVE_LATER)) != 0;
+}
+
+void mgw_read_limit(struct bufferevent *bev, size_t high)
+{
+	if (event_get_callback(&bev->ev_read) != on_readable) {
+		bufferevent_setwatermark(bev, EV_READ, 0, high);
+		return;
+	}
+	/* where libevent keeps it, without its input callback */
+	bev->wm_read.high = high;
+	mgw_read_drain(bev, 0);
+}
+
+void mgw_read_drain(struct bufferevent *bev, size_t n)
+{
+	struct event *ev = &bev->ev_read;
+
+	if (n)
+		evbuffer_drain(bev->input, n);
+	/* on_readable took the read event out when the input was full; an
+	 * enabled read whose event is not in the loop is that, or the
+	 * moment before bufferevent_enable re-adds it */
+	if ((bev->enabled & EV_READ) &&
+	    !(ev->ev_evcallback.evcb_flags & EVLIST_INSERTED) &&
+	    event_get_callback(ev) == on_readable &&
+	    evbuffer_get_length(bev->input) < bev->wm_read.high)
+		event_add(ev, evutil_timerisset(&bev->timeout_read) ? &bev->timeout_read
+		                                                    : NULL);
 }

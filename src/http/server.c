@@ -508,7 +508,7 @@ void mgw_conn_close_flushed(struct mgw_http_conn *c)
 		/* Unread input would make close() send a RST, which can destroy
 		 * the response before the client reads it: send FIN, drain. */
 		c->lingering = 1;
-		evbuffer_drain(in, evbuffer_get_length(in));
+		mgw_read_drain(c->bev, evbuffer_get_length(in));
 		shutdown(bufferevent_getfd(c->bev), SHUT_WR);
 		c->read_blocked = 0;
 		bufferevent_enable(c->bev, EV_READ);
@@ -559,7 +559,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 
 	if (c->lingering) {
 		size_t n = evbuffer_get_length(in);
-		evbuffer_drain(in, n);
+		mgw_read_drain(bev, n);
 		c->linger_bytes += n;
 		if (c->linger_bytes > LINGER_MAX_BYTES)
 			mgw_conn_close(c);
@@ -867,7 +867,7 @@ static void on_accept(evutil_socket_t fd, const struct sockaddr *sa, int salen,
 		return;
 	}
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
-	bufferevent_setwatermark(c->bev, EV_READ, 0, READ_HIGH_WATERMARK);
+	mgw_read_limit(c->bev, READ_HIGH_WATERMARK);
 	bufferevent_setwatermark(c->bev, EV_WRITE,
 	                         s->lim.write_high_watermark / 2, 0);
 	if (s->lim.write_timeout > 0) {

@@ -44,21 +44,36 @@ static const char *peer_ip(const char *peer, char *buf, size_t len, int *v6)
 	return buf;
 }
 
-/* Appends value as an RFC 9110 quoted-string to dst (capacity cap). */
-static void quoted(char *dst, size_t cap, const char *value)
-{
-	size_t n = strlen(dst);
+/* A Forwarded value being written: what does not fit is cut (never
+ * more than the buffer). */
+struct fwd {
+	char b[512];
+	size_t n;
+};
 
-	if (n + 1 < cap)
-		dst[n++] = '"';
-	for (; *value && n + 3 < cap; value++) {
+static void put(struct fwd *w, const char *s, size_t len)
+{
+	if (len > sizeof(w->b) - 1 - w->n)
+		len = sizeof(w->b) - 1 - w->n;
+	memcpy(w->b + w->n, s, len);
+	w->n += len;
+}
+#define PUT_LIT(w, lit) put((w), "" lit, sizeof(lit) - 1)
+
+/* value as an RFC 9110 quoted-string. */
+static void put_quoted(struct fwd *w, const char *value)
+{
+	size_t cap = sizeof(w->b) - 1;
+
+	if (w->n < cap)
+		w->b[w->n++] = '"';
+	for (; *value && w->n + 3 <= cap; value++) {
 		if (*value == '"' || *value == '\\')
-			dst[n++] = '\\';
-		dst[n++] = *value;
+			w->b[w->n++] = '\\';
+		w->b[w->n++] = *value;
 	}
-	if (n + 1 < cap)
-		dst[n++] = '"';
-	dst[n] = '\0';
+	if (w->n < cap)
+		w->b[w->n++] = '"';
 }
 
 /* RFC 9113 8.2.3: an HTTP/2 client may split Cookie into crumbs; they go
@@ -138,19 +153,23 @@ int mgw_proxy_build_headers(struct mgw_headers *out,
 		return 0;
 	peer_ip(peer ? peer : "", ip, sizeof(ip), &v6);
 	{
-		char fwd[512] = "for=";
+		struct fwd w;
 
+		w.n = 0;
+		PUT_LIT(&w, "for=");
 		if (v6)
-			quoted(fwd, sizeof(fwd), ip);
+			put_quoted(&w, ip);
 		else
-			strncat(fwd, ip, sizeof(fwd) - strlen(fwd) - 1);
-		strncat(fwd, tls ? ";proto=https" : ";proto=http",
-		        sizeof(fwd) - strlen(fwd) - 1);
+			put(&w, ip, strlen(ip));
+		if (tls)
+			PUT_LIT(&w, ";proto=https");
+		else
+			PUT_LIT(&w, ";proto=http");
 		if (authority && *authority) {
-			strncat(fwd, ";host=", sizeof(fwd) - strlen(fwd) - 1);
-			quoted(fwd, sizeof(fwd), authority);
+			PUT_LIT(&w, ";host=");
+			put_quoted(&w, authority);
 		}
-		if (mgw_headers_adds(out, "Forwarded", fwd) != 0)
+		if (mgw_headers_add(out, "Forwarded", 9, w.b, w.n) != 0)
 			return MGW_ENOMEM;
 	}
 	{

@@ -407,8 +407,13 @@ int mgw_relay_begin(struct mgw_txn *t, const struct mgw_headers *h,
 		rl->tag = tag;
 		mgw_headers_deinit(&rl->hdrs);
 		mgw_headers_init(&rl->hdrs);
-		if (mgw_headers_clone(&rl->hdrs, h) != 0)
+		if (h == &t->up_head) {
+			/* the upstream's head, which nothing else keeps */
+			rl->hdrs = t->up_head;
+			mgw_headers_init(&t->up_head);
+		} else if (mgw_headers_clone(&rl->hdrs, h) != 0) {
 			goto nomem;
+		}
 		return 0;
 	}
 	return begin_stream(t, h, flags, tag);

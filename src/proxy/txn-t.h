@@ -70,6 +70,9 @@ struct mgw_txn {
 	int have_msg;                     /* POST: msg holds its classification */
 	int as_json;                      /* gateway errors as JSON-RPC */
 	struct mgw_headers hdrs;          /* what goes upstream */
+	struct mgw_headers up_head;       /* the current attempt's answer
+	                                   * head, taken from the client layer
+	                                   * (the relay may take it on) */
 	uint64_t t0;                      /* monotonic ms at arrival */
 	/* the current attempt */
 	struct mgw_client_req *up;

@@ -35,6 +35,7 @@ struct mgw_txn *mgw_txn_new(struct mgw_pipeline *pl,
 	t->t0_ns = mgw_now_ns();
 	t->t0 = t->t0_ns / 1000000u;
 	mgw_headers_init(&t->hdrs);
+	mgw_headers_init(&t->up_head);
 	mgw_relay_init(&t->rl);
 	pl->live++;
 	pl->st.requests++;
@@ -86,6 +87,7 @@ void mgw_txn_free(struct mgw_txn *t)
 	if (t->have_msg)
 		mgw_jrpc_msg_deinit(&t->msg);
 	mgw_headers_deinit(&t->hdrs);
+	mgw_headers_deinit(&t->up_head);
 	mgw_relay_deinit(&t->rl);
 	mgw_upstream_tried_free(&t->tried);
 	mgw_principal_free(t->principal);
@@ -234,16 +236,18 @@ static void on_up_head(struct mgw_client_req *r, int status,
 {
 	struct mgw_txn *t = arg;
 
-	(void)r;
+	(void)headers; /* taken whole into t->up_head */
+	mgw_headers_deinit(&t->up_head);
+	mgw_client_take_head(r, &t->up_head);
 	mgw_upstream_report(t->srv, status >= 500 ? MGW_UPSTREAM_HTTP_5XX
 	                                          : MGW_UPSTREAM_OK,
 	                    status, mgw_now_ms());
 	t->status = status;
 	t->pl->st.forwarded++;
 	if (t->h->on_head)
-		t->h->on_head(t, status, headers);
+		t->h->on_head(t, status, &t->up_head);
 	else
-		mgw_relay_begin(t, headers, 0, 0);
+		mgw_relay_begin(t, &t->up_head, 0, 0);
 }
 
 static void on_up_data(struct mgw_client_req *r, const unsigned char *data,

@@ -22,6 +22,7 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_struct.h>
 #include <event2/event.h>
 
 #include "http/read_now.h"
@@ -145,27 +146,44 @@ static void test_bytes_in_order_then_eof(void **state)
 }
 
 /* the high watermark: an owner that does not drain sees at most high
- * bytes, and the rest arrives once it drains */
-static void test_high_watermark(void **state)
+ * bytes, and the rest arrives once it drains.  own: the mark set with
+ * mgw_read_limit and the room made with mgw_read_drain (the read event
+ * leaves the loop while the input is full, rather than the socket being
+ * polled again and again);
+ * else libevent's own (bufferevent_setwatermark, evbuffer_remove). */
+static void high_watermark(int own)
 {
 	enum { N = 64 * 1024, HIGH = 5000 };
 	unsigned char *src = malloc(N);
 	struct t t;
 
-	(void)state;
 	assert_non_null(src);
 	fill(src, N);
 	setup_t(&t, N);
 	t.drain = 0;
-	bufferevent_setwatermark(t.bev, EV_READ, 0, HIGH);
+	if (own)
+		mgw_read_limit(t.bev, HIGH);
+	else
+		bufferevent_setwatermark(t.bev, EV_READ, 0, HIGH);
 	assert_int_equal(write(t.peer, src, N), N);
 	run_for(t.base, 100);
 	assert_true(t.max_input > 0);
 	assert_true(t.max_input <= HIGH);
 	assert_int_equal(evbuffer_get_length(bufferevent_get_input(t.bev)),
 	                 t.max_input);
+	if (own) {
+		/* the read event is out of the loop (libevent itself calls
+		 * the read callback again while the input stays at the mark
+		 * with reading enabled: the owner's to drain or disable) */
+		assert_false(event_pending(&t.bev->ev_read, EV_READ, NULL));
+		assert_int_equal(evbuffer_copyout(bufferevent_get_input(t.bev),
+		                                  t.got, t.max_input),
+		                 (ev_ssize_t)t.max_input);
+		mgw_read_drain(t.bev, t.max_input);
+	} else {
+		evbuffer_remove(bufferevent_get_input(t.bev), t.got, t.max_input);
+	}
 	t.drain = 1;
-	evbuffer_remove(bufferevent_get_input(t.bev), t.got, t.max_input);
 	t.got_len = t.max_input;
 	shutdown(t.peer, SHUT_WR);
 	event_base_dispatch(t.base);
@@ -173,6 +191,18 @@ static void test_high_watermark(void **state)
 	assert_memory_equal(t.got, src, N);
 	teardown_t(&t);
 	free(src);
+}
+
+static void test_high_watermark(void **state)
+{
+	(void)state;
+	high_watermark(1);
+}
+
+static void test_high_watermark_libevent(void **state)
+{
+	(void)state;
+	high_watermark(0);
 }
 
 /* a reset: the event callback gets READING|ERROR with ECONNRESET */
@@ -214,6 +244,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bytes_in_order_then_eof),
 		cmocka_unit_test(test_high_watermark),
+		cmocka_unit_test(test_high_watermark_libevent),
 		cmocka_unit_test(test_reset_is_an_error),
 		cmocka_unit_test(test_read_timeout),
 	};
