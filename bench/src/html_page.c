@@ -92,18 +92,21 @@ static void run_table(FILE *f, const json_t *doc)
 		fputs("</table>\n", f);
 }
 
-/* The sittings of a resumed run: when each began and on which kernel
- * (a resume may run on another machine of the same kind). */
+/* The sittings of a resumed run: when each began, on which kernel and
+ * CPU model (a resume may run on another machine of the same kind) and
+ * with which build of mcpgw-bench. */
 static void sittings_table(FILE *f, const json_t *doc)
 {
 	const json_t *list = json_object_get(doc, "sittings"), *s;
-	static const char *const cols[] = { "command", "started_at", "kernel" };
+	static const char *const cols[] = { "command", "started_at", "kernel",
+	                                    "cpu", "harness_sha256" };
 	size_t i;
 
 	if (!json_is_array(list) || json_array_size(list) == 0)
 		return;
 	fputs("<h3>Sittings</h3>\n<table id=\"sittings\">\n<tr><th>#</th>"
-	      "<th>command</th><th>started at</th><th>kernel</th></tr>\n", f);
+	      "<th>command</th><th>started at</th><th>kernel</th><th>CPU</th>"
+	      "<th>mcpgw-bench SHA-256</th></tr>\n", f);
 	json_array_foreach(list, i, s) {
 		fprintf(f, "<tr><td>%zu</td>", i + 1);
 		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++) {

@@ -53,7 +53,7 @@ int mgw_bench_html_main(int argc, char **argv) __attribute__((weak));
 static const char usage_text[] =
 "usage: mcpgw-bench SCENE [OPTIONS]\n"
 "       mcpgw-bench soak [OPTIONS]   (its options: mcpgw-bench soak --help)\n"
-"       mcpgw-bench resume DIR\n"
+"       mcpgw-bench resume DIR [--allow-harness-change]\n"
 "       mcpgw-bench html DIR\n"
 "\n"
 "The churn bench: starts `mcpgw backend` replicas, `mcpgw serve` gateways,\n"
@@ -143,9 +143,12 @@ static const char usage_text[] =
 "records, gateway counters) and logs/.  `mcpgw-bench html DIR` re-renders\n"
 "report.html.  `mcpgw-bench resume DIR` continues an interrupted run with\n"
 "its own options, running only the repetitions it lacks; it refuses when\n"
-"the kind of machine (CPU, count, memory, OS; the kernel build may differ\n"
-"and is recorded per sitting) or a component's build (mcpgw's SHA-256\n"
-"among them) is not the one DIR was measured with.  See doc/bench.md.\n"
+"the kind of machine (CPU count, memory, OS; the kernel build and CPU\n"
+"model may differ and are recorded per sitting) or a component's build\n"
+"(mcpgw's SHA-256 among them) is not the one DIR was measured with.\n"
+"--allow-harness-change accepts another build of mcpgw-bench itself (its\n"
+"SHA-256 is recorded per sitting); the measured builds must still match.\n"
+"See doc/bench.md.\n"
 "\n"
 "Exit status: 0 every cell has at least one valid repetition; 1 a cell\n"
 "has none, a component could not be run, or the run was interrupted;\n"
@@ -196,6 +199,7 @@ struct run {
 	json_t *argv;     /* the command line as an array, for a resume */
 	json_t *sittings; /* [{started_at, command}], one per sitting */
 	const char *resume_dir; /* set by `mcpgw-bench resume DIR` */
+	int allow_harness;      /* resume --allow-harness-change */
 	json_t *resumed;  /* that DIR's report.json */
 	char command[4096];
 	char started[40];
@@ -804,8 +808,8 @@ static int load_resumed(struct run *R)
 	char err[1024];
 	int done = 0, total = 0;
 
-	if (mgw_bench_resume_compare(R->resumed, R->machine, R->versions, err,
-	                             sizeof(err)) != 0) {
+	if (mgw_bench_resume_compare(R->resumed, R->machine, R->versions,
+	                             R->allow_harness, err, sizeof(err)) != 0) {
 		fprintf(stderr, "mcpgw-bench: cannot resume %s: %s; a run must not "
 		        "mix machines or builds (resume with the build it started "
 		        "with, or start a new run)\n", R->resume_dir, err);
@@ -844,27 +848,39 @@ static void add_sitting(struct run *R)
 	                               : NULL;
 
 	R->sittings = json_is_array(old) ? json_deep_copy(old) : json_array();
-	json_array_append_new(R->sittings, json_pack("{s:s, s:s, s:O?}",
+	json_array_append_new(R->sittings, json_pack("{s:s, s:s, s:O?, s:O?, s:O?}",
 		"started_at", R->started,
 		"command", R->resume_dir ? "resume" : "start",
-		"kernel", json_object_get(R->machine, "kernel")));
+		"kernel", json_object_get(R->machine, "kernel"),
+		"cpu", json_object_get(R->machine, "cpu"),
+		"harness_sha256", json_object_get(R->versions, "mcpgw-bench_sha256")));
 }
 
-/* A resume on another machine of the kind: said on the terminal, and
- * the report's "machine" stays the first sitting's (the sittings give
- * each one's kernel). */
-static void note_machine(struct run *R)
+/* A resume on another machine of the kind, or with another build of
+ * mcpgw-bench: said on the terminal, and the report's "machine" and
+ * "versions" stay the first sitting's (the sittings give each one's
+ * kernel, CPU model and mcpgw-bench SHA-256). */
+static void note_changed(json_t *now, const json_t *then, const char *key,
+                         const char *what)
 {
-	const json_t *then = json_object_get(R->resumed, "machine");
-	const char *k0 = json_string_value(json_object_get(then, "kernel"));
-	const char *k1 = json_string_value(json_object_get(R->machine, "kernel"));
+	const char *k0 = json_string_value(json_object_get(then, key));
+	const char *k1 = json_string_value(json_object_get(now, key));
 
 	if (!k0 || !k1 || strcmp(k0, k1) == 0)
 		return;
-	printf("mcpgw-bench: this sitting runs on another machine of the run's "
-	       "kind: kernel %s (the run started on %s); recorded in the "
-	       "report's sittings\n", k1, k0);
-	json_object_set_new(R->machine, "kernel", json_string(k0));
+	printf("mcpgw-bench: this sitting runs %s %s (the run started with %s); "
+	       "recorded in the report's sittings\n", what, k1, k0);
+	json_object_set_new(now, key, json_string(k0));
+}
+
+static void note_machine(struct run *R)
+{
+	const json_t *m = json_object_get(R->resumed, "machine");
+
+	note_changed(R->machine, m, "kernel", "on kernel");
+	note_changed(R->machine, m, "cpu", "on CPU");
+	note_changed(R->versions, json_object_get(R->resumed, "versions"),
+	             "mcpgw-bench_sha256", "mcpgw-bench build");
 }
 
 int main(int argc, char **argv)
@@ -884,8 +900,11 @@ int main(int argc, char **argv)
 	if (argc >= 2 && strcmp(argv[1], "soak") == 0)
 		return mgw_bench_soak_main(argc, argv);
 	if (argc >= 2 && strcmp(argv[1], "resume") == 0) {
-		if (argc != 3)
-			return usage_error("usage: mcpgw-bench resume DIR");
+		if (argc == 4 && strcmp(argv[3], "--allow-harness-change") == 0)
+			R.allow_harness = 1;
+		else if (argc != 3)
+			return usage_error("usage: mcpgw-bench resume DIR "
+			                   "[--allow-harness-change]");
 		rc = open_resume(&R, argv[2], &argc, &resume_argv);
 		if (rc >= 0)
 			goto done_rc;
@@ -940,12 +959,12 @@ int main(int argc, char **argv)
 		goto done_rc;
 	mgw_bench_iso_now(R.started, sizeof(R.started));
 	R.machine = mgw_bench_machine();
+	R.versions = mgw_bench_versions(&R.o);
 	add_sitting(&R);
 	if (R.resume_dir &&
 	    json_is_string(json_object_get(R.resumed, "started_at")))
 		snprintf(R.started, sizeof(R.started), "%s", json_string_value(
 		             json_object_get(R.resumed, "started_at")));
-	R.versions = mgw_bench_versions(&R.o);
 	if (R.resume_dir) {
 		rc = load_resumed(&R);
 		if (rc != 0)

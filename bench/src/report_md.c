@@ -220,8 +220,8 @@ static void footnotes(FILE *f, const json_t *s)
 	}
 }
 
-/* A run of more than one sitting: when and on which kernel each ran (a
- * resume may run on another machine of the same kind). */
+/* A run of more than one sitting: when, on which kernel and CPU model
+ * each ran (a resume may run on another machine of the same kind). */
 static void sittings(FILE *f, const json_t *report)
 {
 	const json_t *list = get(report, "sittings"), *s;
@@ -231,10 +231,11 @@ static void sittings(FILE *f, const json_t *report)
 		return;
 	fprintf(f, "Sittings: %zu", json_array_size(list));
 	json_array_foreach(list, i, s)
-		fprintf(f, "%s%s %s%s%s", i ? "; " : " (", str(s, "command", "?"),
-		        str(s, "started_at", "?"),
+		fprintf(f, "%s%s %s%s%s%s%s", i ? "; " : " (",
+		        str(s, "command", "?"), str(s, "started_at", "?"),
 		        json_is_string(get(s, "kernel")) ? " on " : "",
-		        str(s, "kernel", ""));
+		        str(s, "kernel", ""),
+		        json_is_string(get(s, "cpu")) ? ", " : "", str(s, "cpu", ""));
 	fputs("); each repetition of a cell ran whole within one sitting.  \n",
 	      f);
 }

@@ -129,20 +129,23 @@ static int same_fields(const char *what, const json_t *then, const json_t *now,
 }
 
 int mgw_bench_resume_compare(const json_t *report, const json_t *machine,
-                             const json_t *versions, char *err, size_t errlen)
+                             const json_t *versions, int allow_harness,
+                             char *err, size_t errlen)
 {
 	/* the kind of machine, not the one boot: a sitting may run on
-	 * another machine of the kind, whose kernel build differs (each
-	 * sitting's kernel is in "sittings") */
+	 * another machine of the kind (CPU count, memory, OS), whose kernel
+	 * build or CPU model differs (each sitting's are in "sittings") */
 	static const char *const machine_skip[] = { "loadavg_1m", "kernel",
-	                                            NULL };
+	                                            "cpu", NULL };
 	static const char *const no_skip[] = { NULL };
+	static const char *const harness_skip[] = { "mcpgw-bench_sha256", NULL };
 
 	if (same_fields("machine", json_object_get(report, "machine"), machine,
 	                machine_skip, err, errlen) != 0)
 		return -1;
 	return same_fields("versions", json_object_get(report, "versions"),
-	                   versions, no_skip, err, errlen);
+	                   versions, allow_harness ? harness_skip : no_skip, err,
+	                   errlen);
 }
 
 json_t *mgw_bench_resume_run(const char *dir, const char *scene,

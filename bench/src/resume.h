@@ -32,10 +32,12 @@ int mgw_bench_resume_argv(const json_t *report, char ***argv);
 void mgw_bench_resume_free_argv(char **argv);
 
 /* 0 when the machine and the versions now equal the ones report.json
- * was measured with (the machine's load average and kernel aside), else
- * -1 with the first difference named in err. */
+ * was measured with (the machine's load average, kernel and CPU model
+ * aside, and mcpgw-bench's own SHA-256 when allow_harness), else -1 with
+ * the first difference named in err. */
 int mgw_bench_resume_compare(const json_t *report, const json_t *machine,
-                             const json_t *versions, char *err, size_t errlen);
+                             const json_t *versions, int allow_harness,
+                             char *err, size_t errlen);
 
 /* The record of repetition REP of a cell, DIR/runs/SCENE/SLUG-rNN.json,
  * when an earlier sitting finished it (the file parses and names that
