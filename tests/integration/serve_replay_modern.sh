@@ -34,7 +34,12 @@ start_backend --era modern --id r2 --record 200
 R2=$B_ADDR
 
 # gw_config FILE REPLAY [GROUP_EXTRA]: two workers (what one learns the other uses),
-# r1 weighted 1000:1, health on GET /healthz (not held back by --delay-ms).
+# r1 weighted 1000:1 under least_request, health on GET /healthz (not held
+# back by --delay-ms).  least_request compares (in flight + 1) / weight of
+# both servers, so r1 takes every new call while it holds fewer than 999
+# and is up: deterministic.  (round_robin starts each worker at a random
+# point of its 1001-pick cycle, so one call in a test this long could
+# land on r2 by turn.)
 gw_config() {
 	cat >"$1" <<EOF
 listeners:
@@ -44,7 +49,7 @@ log:
   access: true
 upstreams:
   - name: pool
-    balancer: round_robin
+    balancer: least_request
     servers:
       - url: http://$R1
         weight: 1000
