@@ -5,8 +5,14 @@
 # workers, SEP-2243 validation on: its default); W is 1 unless -w.
 #
 #   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS] [-w WORKERS]
-#                       [-s STRACE_REQUESTS] [-g CALLGRIND_REQUESTS] [-o OUTDIR]
+#                       [-s STRACE_REQUESTS] [-g CALLGRIND_REQUESTS] [-o OUTDIR] [-F|-N]
 #
+# -F: HAProxy and nginx add the forwarding headers mcpgw adds by default
+# (Forwarded: for=...;proto=...;host="..." and X-Forwarded-For), so that
+# all three send the upstream the same request; without it HAProxy and
+# nginx forward the client's headers only (their defaults).  -N: the
+# other way to the same request, mcpgw adds none either (forwarded:
+# {add: false}).
 # -w WORKERS: threads (HAProxy nbthread), worker processes (nginx) and
 # workers (mcpgw) of each proxy under test, for the scaling table: run it
 # with -w 1 and -w 2 and compare req/s at saturation (the canned upstream
@@ -42,11 +48,11 @@
 # bench/results/proxy-cost-<UTC date>/).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=40000 C=32 K=3 S=4000 G=2000 W=1 OUT=
-while getopts n:c:k:s:g:w:o: o; do
+N=40000 C=32 K=3 S=4000 G=2000 W=1 OUT= FWD=
+while getopts n:c:k:s:g:w:o:FN o; do
 	case $o in
 	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;; g) G=$OPTARG ;;
-	w) W=$OPTARG ;;
+	w) W=$OPTARG ;; F) FWD=1 ;; N) FWD=none ;;
 	o) OUT=$OPTARG ;; *) exit 2 ;;
 	esac
 done
@@ -91,6 +97,10 @@ frontend fe
 backend up
     server u 127.0.0.1:$up
 EOF
+		[ "$FWD" != 1 ] || cat <<'EOF'
+    option forwardfor
+    http-request set-header Forwarded "for=%[src];proto=%[ssl_fc,iif(https,http)];host=\"%[req.hdr(host)]\""
+EOF
 	} >"$4"
 }
 hp=$(free_port) hp2=$(free_port) hps=$(free_port)
@@ -130,6 +140,9 @@ http {
             proxy_pass http://up;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+$([ "$FWD" != 1 ] || printf '%s\n' \
+	'            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;' \
+	'            proxy_set_header Forwarded "for=$remote_addr;proto=$scheme;host=\"$http_host\"";')
         }
     }
 }
@@ -166,6 +179,7 @@ upstreams:
       type: tcp
       interval: 10s
 EOF
+[ "$FWD" != none ] || printf 'forwarded:\n  add: false\n' >>"$work/serve.yaml"
 "$MCPGW" serve -c "$work/serve.yaml" >"$work/serve.out" 2>"$work/serve.err" &
 mpid=$!
 pids+=($mpid)
@@ -328,6 +342,8 @@ done
 	echo "$(haproxy -v | head -n 1 | awk '{print $1, $3}') nbthread $W http-reuse always;"
 	echo "$(nginx -v 2>&1 | sed 's/.*: //') $W worker(s), proxy_pass to an upstream with keepalive 64;"
 	echo "mcpgw $("$MCPGW" version | head -n 1 | awk '{print $2}') serve, mode stateless, $W worker(s), SEP-2243 validation on."
+	[ "$FWD" != none ] || echo "-N: mcpgw adds no Forwarded or X-Forwarded-For (forwarded: {add: false}), as HAProxy and nginx by default."
+	[ "$FWD" != 1 ] || echo "-F: HAProxy (option forwardfor, set-header Forwarded) and nginx (proxy_set_header) add the Forwarded and X-Forwarded-For that mcpgw adds."
 	echo "Upstream: a canned HAProxy (\`http-request return\`, HTTP/1.1 keep-alive) for all."
 	echo "$(h2load --version | head -n 1 | awk '{print $1, $2}') -n $N -c $C (h1: --h1); a modern tools/call with its SEP-2243 headers."
 	echo "Median of $K rounds after a warm-up; CPU from /proc/PID/task/*/schedstat;"
@@ -377,6 +393,6 @@ done
 		done
 	done
 	echo
-	echo "Rerun: \`MCPGW=_build/normal/mcpgw PROXIES='$PROXIES' PROTOS='$PROTOS' bench/proxy-cost.sh -n $N -c $C -k $K -s $S -g $G -w $W\`"
+	echo "Rerun: \`MCPGW=_build/normal/mcpgw PROXIES='$PROXIES' PROTOS='$PROTOS' bench/proxy-cost.sh -n $N -c $C -k $K -s $S -g $G -w $W$([ "$FWD" = 1 ] && echo ' -F')$([ "$FWD" = none ] && echo ' -N')\`"
 } | tee "$OUT/README.md"
 echo "written: $OUT/README.md" >&2
