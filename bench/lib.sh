@@ -124,6 +124,25 @@ bench_init() {
 	mkdir -p "$OUT"
 }
 
+# canned_upstream_cfg PORT FILE: an HAProxy (nbthread 1) on 127.0.0.1:PORT
+# that answers every request itself (`http-request return`: a fixed 200
+# JSON-RPC result, keep-alive), the upstream of the proxy-cost scripts
+canned_upstream_cfg() {
+	local result='{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}'
+	cat >"$2" <<EOF
+global
+    nbthread 1
+    maxconn 4096
+defaults
+    mode http
+    timeout client 30s
+    timeout http-keep-alive 30s
+frontend canned
+    bind 127.0.0.1:$1
+    http-request return status 200 content-type application/json string '$result'
+EOF
+}
+
 # haproxy_prologue NBTHREAD: the global and defaults sections of an
 # HAProxy under test (keep-alive both sides, http-reuse always)
 haproxy_prologue() {

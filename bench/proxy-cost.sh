@@ -64,21 +64,9 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
 	-addext "subjectAltName=DNS:localhost,IP:127.0.0.1" >/dev/null 2>&1
 cat "$work/cert.pem" "$work/key.pem" >"$work/both.pem"
 
-RESULT='{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}'
 # --- the canned upstream ------------------------------------------------------------
 up=$(free_port)
-cat >"$work/upstream.cfg" <<EOF
-global
-    nbthread 1
-    maxconn 4096
-defaults
-    mode http
-    timeout client 30s
-    timeout http-keep-alive 30s
-frontend canned
-    bind 127.0.0.1:$up
-    http-request return status 200 content-type application/json string '$RESULT'
-EOF
+canned_upstream_cfg "$up" "$work/upstream.cfg"
 haproxy -db -f "$work/upstream.cfg" >"$work/upstream.out" 2>&1 &
 pids+=($!)
 wait_port "$up" || { echo "canned upstream did not listen" >&2; exit 1; }

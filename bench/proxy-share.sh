@@ -33,20 +33,8 @@ done
 bench_init proxy-share h2load haproxy curl node
 [ -x /usr/bin/time ] || { echo "/usr/bin/time missing: apt-get install time" >&2; exit 2; }
 
-RESULT='{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hello"}]}}'
 up=$(free_port)
-cat >"$work/upstream.cfg" <<EOF
-global
-    nbthread 1
-    maxconn 4096
-defaults
-    mode http
-    timeout client 30s
-    timeout http-keep-alive 30s
-frontend canned
-    bind 127.0.0.1:$up
-    http-request return status 200 content-type application/json string '$RESULT'
-EOF
+canned_upstream_cfg "$up" "$work/upstream.cfg"
 start_haproxy "$work/upstream.cfg" "$up" upstream
 uppid=$srv_pid
 
