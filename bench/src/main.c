@@ -197,7 +197,7 @@ struct run {
 	size_t n_scenes;
 	json_t *machine, *versions;
 	json_t *argv;     /* the command line as an array, for a resume */
-	json_t *sittings; /* [{started_at, command}], one per sitting */
+	json_t *sittings; /* [{started_at, command, kernel, cpu, harness_sha256}] */
 	const char *resume_dir; /* set by `mcpgw-bench resume DIR` */
 	int allow_harness;      /* resume --allow-harness-change */
 	json_t *resumed;  /* that DIR's report.json */
