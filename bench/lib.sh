@@ -4,10 +4,12 @@
 # port, and a free loopback port chosen by the kernel.
 work=$(mktemp -d)
 pids=()
+qgroups=()
 bench_cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	for p in "${qgroups[@]}"; do rmdir "$p" 2>/dev/null || true; done
 	rm -rf "$work"
 }
 trap bench_cleanup EXIT
@@ -41,6 +43,37 @@ free_port() {
 	timeout 10 node -e '
 const s = require("net").createServer();
 s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => console.log(p)); });'
+}
+
+# cpu_quota NAME PERCENT PID...: moves the PIDs (every thread) into a new
+# CPU cgroup NAME that may use PERCENT % of one CPU (CFS bandwidth
+# control, 10 ms periods: cgroup v2 cpu.max, or v1 cpu.cfs_quota_us);
+# prints the group's directory, removed at exit.  Needs root and the
+# cpu controller; fails with a message otherwise.
+cpu_quota() {
+	local name=$1 pct=$2 d quota=$(($2 * 100)) p
+	shift 2
+	if grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control ||
+			echo +cpu >/sys/fs/cgroup/cgroup.subtree_control || return 1
+		d=/sys/fs/cgroup/$name
+		mkdir "$d" && echo "$quota 10000" >"$d/cpu.max" || return 1
+	elif [ -w /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+		d=/sys/fs/cgroup/cpu/$name
+		mkdir "$d" && echo 10000 >"$d/cpu.cfs_period_us" &&
+			echo "$quota" >"$d/cpu.cfs_quota_us" || return 1
+	else
+		echo "no writable cpu cgroup controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us): -Q needs one, as root" >&2
+		return 1
+	fi
+	for p; do echo "$p" >"$d/cgroup.procs" || return 1; done
+	echo "$d"
+}
+
+# cpu_throttled DIR: "periods throttled" so far of the cpu cgroup DIR
+cpu_throttled() {
+	awk '$1 == "nr_periods" { p = $2 } $1 == "nr_throttled" { t = $2 }
+		END { print p + 0, t + 0 }' "$1/cpu.stat"
 }
 
 # callgrind_total FILE: the instructions a callgrind output file counted

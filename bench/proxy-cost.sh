@@ -6,6 +6,7 @@
 #
 #   bench/proxy-cost.sh [-n REQUESTS] [-c CONNECTIONS] [-k ROUNDS] [-w WORKERS]
 #                       [-s STRACE_REQUESTS] [-g CALLGRIND_REQUESTS] [-o OUTDIR] [-F|-N]
+#                       [-Q PERCENT]
 #
 # -F: HAProxy and nginx add the forwarding headers mcpgw adds by default
 # (Forwarded: for=...;proto=...;host="..." and X-Forwarded-For), so that
@@ -13,6 +14,18 @@
 # nginx forward the client's headers only (their defaults).  -N: the
 # other way to the same request, mcpgw adds none either (forwarded:
 # {add: false}).
+# -Q PERCENT: each proxy under test may use PERCENT % of one CPU (its
+# own CPU cgroup, CFS bandwidth control in 10 ms periods; root and the
+# cpu controller needed), the client and the canned upstream are not
+# limited.  Without it, on a 2-core machine the proxy is not what
+# saturates: h2load and the canned upstream together cost about as much
+# per request as the proxy, and a proxy faster than that pair waits for
+# it (`perf sched timehist` shows the proxy's CPU idle between its
+# bursts), so req/s measures the pair and the scheduler more than the
+# proxy.  With a budget below what the pair leaves, the proxy is the
+# bottleneck and req/s is its throughput at saturation on that budget;
+# the README gives the share of periods in which each proxy used up its
+# budget (throttled), which near 100 % shows it was saturated.
 # -w WORKERS: threads (HAProxy nbthread), worker processes (nginx) and
 # workers (mcpgw) of each proxy under test, for the scaling table: run it
 # with -w 1 and -w 2 and compare req/s at saturation (the canned upstream
@@ -48,11 +61,11 @@
 # bench/results/proxy-cost-<UTC date>/).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-N=40000 C=32 K=3 S=4000 G=2000 W=1 OUT= FWD=
-while getopts n:c:k:s:g:w:o:FN o; do
+N=40000 C=32 K=3 S=4000 G=2000 W=1 OUT= FWD= Q=
+while getopts n:c:k:s:g:w:o:FNQ: o; do
 	case $o in
 	n) N=$OPTARG ;; c) C=$OPTARG ;; k) K=$OPTARG ;; s) S=$OPTARG ;; g) G=$OPTARG ;;
-	w) W=$OPTARG ;; F) FWD=1 ;; N) FWD=none ;;
+	w) W=$OPTARG ;; F) FWD=1 ;; N) FWD=none ;; Q) Q=$OPTARG ;;
 	o) OUT=$OPTARG ;; *) exit 2 ;;
 	esac
 done
@@ -203,15 +216,30 @@ for p in $PROXIES; do
 	done
 done
 
-# one PROXY PROTO [N]: one h2load run; prints "rps ok p50_ms p99_ms cpu_us_per_req"
+# -Q: each proxy under test in its own CPU cgroup (qdir[PROXY])
+declare -A qdir=()
+if [ -n "$Q" ]; then
+	case $Q in *[!0-9]* | 0 | 0*) echo "-Q PERCENT: a whole number above 0" >&2; exit 2 ;; esac
+	for p in $PROXIES; do
+		qdir[$p]=$(cpu_quota "mcpgw-bench-$$-$p" "$Q" $(pid_of "$p")) || exit 2
+		qgroups+=("${qdir[$p]}")
+	done
+fi
+
+# throttled PROXY: "periods throttled" of PROXY's CPU cgroup ("0 0" without -Q)
+throttled() { if [ -n "$Q" ]; then cpu_throttled "${qdir[$1]}"; else echo 0 0; fi; }
+
+# one PROXY PROTO [N]: one h2load run; prints "rps ok p50_ms p99_ms
+# cpu_us_per_req throttled_%" (the share of the proxy's CPU periods in
+# which -Q's budget ran out; - without -Q)
 one() {
-	local p=$1 pr=$2 n=${3:-$N} args c0 c1
+	local p=$1 pr=$2 n=${3:-$N} args c0 c1 q0 q1
 	args=(-n "$n" -c "$C" -d "$work/body.json" "${HDRS[@]}" --log-file "$work/h2load.log")
 	[ "$pr" = h1 ] && args+=(--h1)
 	: >"$work/h2load.log"
-	c0=$(cpu_ns $(pid_of "$p"))
+	c0=$(cpu_ns $(pid_of "$p")) q0=$(throttled "$p")
 	h2load "${args[@]}" "$(url "$p" "$pr")" >"$work/h2load.out" 2>&1 || true
-	c1=$(cpu_ns $(pid_of "$p"))
+	c1=$(cpu_ns $(pid_of "$p")) q1=$(throttled "$p")
 	local rps ok pct
 	rps=$(awk '/^finished in/ { gsub(",", "", $4); print $4 }' "$work/h2load.out")
 	ok=$(awk '/^status codes:/ { print $3 }' "$work/h2load.out")
@@ -221,7 +249,9 @@ one() {
 			i50 = int(NR * 0.50); if (i50 < 1) i50 = 1
 			i99 = int(NR * 0.99 + 0.999999); if (i99 > NR) i99 = NR
 			printf "%.2f %.2f\n", v[i50] / 1000, v[i99] / 1000 }')
-	echo "${rps:-0} ${ok:-0} $pct $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')"
+	echo "${rps:-0} ${ok:-0} $pct $(awk -v a="$c0" -v b="$c1" -v n="$n" 'BEGIN { printf "%.1f", (b - a) / 1000 / n }')" \
+		"$(awk -v a="$q0" -v b="$q1" 'BEGIN { split(a, x, " "); split(b, y, " ")
+			if (y[1] > x[1]) printf "%.0f", 100 * (y[2] - x[2]) / (y[1] - x[1]); else print "-" }')"
 }
 
 # h2load_all N ARGS...: h2load -n N ARGS; fails unless all N got a status
@@ -331,6 +361,7 @@ done
 	echo "$(nginx -v 2>&1 | sed 's/.*: //') $W worker(s), proxy_pass to an upstream with keepalive 64;"
 	echo "mcpgw $("$MCPGW" version | head -n 1 | awk '{print $2}') serve, mode stateless, $W worker(s), SEP-2243 validation on."
 	[ "$FWD" != none ] || echo "-N: mcpgw adds no Forwarded or X-Forwarded-For (forwarded: {add: false}), as HAProxy and nginx by default."
+	[ -z "$Q" ] || echo "-Q $Q: each proxy under test may use $Q % of one CPU (CFS bandwidth, 10 ms periods); h2load and the upstream are not limited. Periods in which the budget ran out (median): $(for p in $PROXIES; do for pr in $PROTOS; do printf '%s %s %s %%\n' "$pr" "$p" "$(median "$OUT/runs-$p-$pr" 6)"; done; done | paste -sd';' | sed 's/;/; /g')."
 	[ "$FWD" != 1 ] || echo "-F: HAProxy (option forwardfor, set-header Forwarded) and nginx (proxy_set_header) add the Forwarded and X-Forwarded-For that mcpgw adds."
 	echo "Upstream: a canned HAProxy (\`http-request return\`, HTTP/1.1 keep-alive) for all."
 	echo "$(h2load --version | head -n 1 | awk '{print $1, $2}') -n $N -c $C (h1: --h1); a modern tools/call with its SEP-2243 headers."
@@ -381,6 +412,6 @@ done
 		done
 	done
 	echo
-	echo "Rerun: \`MCPGW=_build/normal/mcpgw PROXIES='$PROXIES' PROTOS='$PROTOS' bench/proxy-cost.sh -n $N -c $C -k $K -s $S -g $G -w $W$([ "$FWD" = 1 ] && echo ' -F')$([ "$FWD" = none ] && echo ' -N')\`"
+	echo "Rerun: \`MCPGW=_build/normal/mcpgw PROXIES='$PROXIES' PROTOS='$PROTOS' bench/proxy-cost.sh -n $N -c $C -k $K -s $S -g $G -w $W$([ "$FWD" = 1 ] && echo ' -F')$([ "$FWD" = none ] && echo ' -N')$([ -n "$Q" ] && echo " -Q $Q")\`"
 } | tee "$OUT/README.md"
 echo "written: $OUT/README.md" >&2
