@@ -17,6 +17,9 @@
 #   proxy, upstream   CPU of that process (/proc/PID/task/*/schedstat)
 #   client            h2load's user + system time (GNU time, 10 ms steps)
 #   idle              idle + iowait of all CPUs (/proc/stat) over the run
+#   proxy sleeps      the proxy's voluntary context switches per 1,000
+#                     requests (/proc/PID/task/*/status): how often it
+#                     ran out of work and waited in epoll_wait
 # Output: one line per round and proxy, the medians, and how many rounds
 # mcpgw was below HAProxy for each column (bench/results/proxy-share-<UTC
 # date>/README.md).  Speeds move with the machine: read the pairs.
@@ -71,24 +74,25 @@ for u in "http://127.0.0.1:$hp/mcp" "http://$gw/mcp"; do
 done
 
 idle_ticks() { awk '/^cpu /{ print $5 + $6 }' /proc/stat; }
+sleeps() { cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'; }
 hz=$(getconf CLK_TCK)
 
 # one NAME URL PID: one h2load run; appends "NAME rps proxy up client idle"
-# (µs per request) to $work/rows
+# (µs per request) and "sleeps" (per 1,000 requests) to $work/rows
 one() {
-	local p0 u0 i0 p1 u1 i1 out rps done_ us ss
-	p0=$(cpu_ns "$3") u0=$(cpu_ns "$uppid") i0=$(idle_ticks)
+	local p0 u0 i0 s0 p1 u1 i1 s1 out rps done_ us ss
+	p0=$(cpu_ns "$3") u0=$(cpu_ns "$uppid") i0=$(idle_ticks) s0=$(sleeps "$3")
 	out=$({ /usr/bin/time -f "TIME %U %S" h2load --h1 -n "$N" -c "$C" \
 		-d "$work/body.json" "${HDRS[@]}" "$2"; } 2>&1)
-	p1=$(cpu_ns "$3") u1=$(cpu_ns "$uppid") i1=$(idle_ticks)
+	p1=$(cpu_ns "$3") u1=$(cpu_ns "$uppid") i1=$(idle_ticks) s1=$(sleeps "$3")
 	rps=$(sed -n 's/.*finished in [0-9.]*[mu]*s, \([0-9.]*\) req\/s.*/\1/p' <<<"$out")
 	done_=$(sed -n 's/.* \([0-9]*\) succeeded.*/\1/p' <<<"$out")
 	[ "$done_" = "$N" ] || { echo "$1: $done_ of $N succeeded" >&2; exit 1; }
 	read -r _ us ss < <(grep '^TIME' <<<"$out")
 	awk -v n="$1" -v N="$N" -v r="$rps" -v p=$((p1 - p0)) -v u=$((u1 - u0)) \
-		-v us="$us" -v ss="$ss" -v i=$((i1 - i0)) -v hz="$hz" 'BEGIN {
-		printf "%s %.0f %.2f %.2f %.2f %.2f\n", n, r, p / N / 1000, u / N / 1000,
-			(us + ss) * 1e6 / N, i * 1e6 / hz / N }' >>"$work/rows"
+		-v us="$us" -v ss="$ss" -v i=$((i1 - i0)) -v hz="$hz" -v sl=$((s1 - s0)) 'BEGIN {
+		printf "%s %.0f %.2f %.2f %.2f %.2f %.1f\n", n, r, p / N / 1000, u / N / 1000,
+			(us + ss) * 1e6 / N, i * 1e6 / hz / N, sl * 1000 / N }' >>"$work/rows"
 }
 
 one warmup "http://127.0.0.1:$hp/mcp" "$hpid"
@@ -110,18 +114,18 @@ grep '^mcpgw' "$work/rows" >"$work/m"
 	echo
 	echo "µs per request (idle: of all $(nproc) CPUs together):"
 	echo
-	echo "| round | proxy | req/s | proxy CPU | upstream CPU | client CPU | idle |"
-	echo "|---:|---|---:|---:|---:|---:|---:|"
-	awk '{ k = int((NR + 1) / 2); printf "| %d | %s | %s | %s | %s | %s | %s |\n", k, $1, $2, $3, $4, $5, $6 }' "$work/rows"
+	echo "| round | proxy | req/s | proxy CPU | upstream CPU | client CPU | idle | proxy sleeps per 1,000 requests |"
+	echo "|---:|---|---:|---:|---:|---:|---:|---:|"
+	awk '{ k = int((NR + 1) / 2); printf "| %d | %s | %s | %s | %s | %s | %s | %s |\n", k, $1, $2, $3, $4, $5, $6, $7 }' "$work/rows"
 	for f in h m; do
 		name=$([ $f = h ] && echo haproxy || echo mcpgw)
-		echo "| median | $name | $(median_col "$work/$f" 2) | $(median_col "$work/$f" 3) | $(median_col "$work/$f" 4) | $(median_col "$work/$f" 5) | $(median_col "$work/$f" 6) |"
+		echo "| median | $name | $(median_col "$work/$f" 2) | $(median_col "$work/$f" 3) | $(median_col "$work/$f" 4) | $(median_col "$work/$f" 5) | $(median_col "$work/$f" 6) | $(median_col "$work/$f" 7) |"
 	done
 	echo
 	echo -n "Rounds where mcpgw's figure was below HAProxy's (of $K):"
-	for col in 2:req/s 3:proxy 4:upstream 5:client 6:idle; do
+	for col in 2:req/s 3:proxy 4:upstream 5:client 6:idle 7:sleeps; do
 		c=${col%%:*} label=${col#*:}
-		echo -n " $label $(paste "$work/h" "$work/m" | awk -v c="$c" -v w=6 '$(c + w) < $c { n++ } END { print n + 0 }');"
+		echo -n " $label $(paste -d' ' "$work/h" "$work/m" | awk -v c="$c" -v w=7 '$(c + w) < $c { n++ } END { print n + 0 }');"
 	done
 	echo
 	echo
