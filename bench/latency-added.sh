@@ -162,6 +162,8 @@ done
 	echo
 	echo "- mcpgw / HAProxy, p99 added: $(ratio "$(median_col "$OUT/added-mcpgw" 2)" "$(median_col "$OUT/added-haproxy" 2)")" \
 		"(goal <= 1.00×); p50 added: $(ratio "$(median_col "$OUT/added-mcpgw" 1)" "$(median_col "$OUT/added-haproxy" 1)")"
+	echo "- paired round by round (the paths alternate, so a slow spell hits all three), mcpgw's addition over HAProxy's:" \
+		"p99 $(paired "$OUT/added-mcpgw" "$OUT/added-haproxy" 2 lt); p50 $(paired "$OUT/added-mcpgw" "$OUT/added-haproxy" 1 lt)"
 	echo "- mcpgw / HAProxy, system calls per request: $(ratio "$(cut -d' ' -f1 "$OUT/sys-mcpgw")" "$(cut -d' ' -f1 "$OUT/sys-haproxy")");" \
 		"instructions per request: $(ratio "$(cat "$OUT/instr-mcpgw" 2>/dev/null)" "$(cat "$OUT/instr-haproxy" 2>/dev/null)")"
 	echo "- the most frequent system calls per request: haproxy $(cut -d' ' -f2- "$OUT/sys-haproxy"); mcpgw $(cut -d' ' -f2- "$OUT/sys-mcpgw")"

@@ -314,32 +314,6 @@ instr() {
 
 median() { median_col "$@"; }
 
-# paired FILE HAPROXY_FILE COL lt|gt: the median of FILE's column COL over
-# HAPROXY_FILE's, row by row (round k with round k); the rounds whose
-# ratio is below 1.0 (lt: CPU, less is better) or above it (gt: req/s);
-# and the one-sided sign test's p of that count.  Prints
-# "0.97× (6 of 7 rounds below 1.0, sign test p 0.06)".
-paired() {
-	paste -d' ' "$1" "$2" | awk -v c="$3" -v way="$4" '
-		{ w = NF / 2; a = $c; b = $(c + w); if (b > 0) r[++n] = a / b }
-		END {
-			if (n == 0) { print "-"; exit }
-			for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++)
-				if (r[j] < r[i]) { t = r[i]; r[i] = r[j]; r[j] = t }
-			m = n % 2 ? r[(n + 1) / 2] : (r[n / 2] + r[n / 2 + 1]) / 2
-			k = 0
-			for (i = 1; i <= n; i++) k += way == "lt" ? r[i] < 1 : r[i] > 1
-			# P(X >= k), X ~ Binomial(n, 1/2)
-			p = 0; cnk = 1
-			for (i = 0; i <= n; i++) {
-				if (i >= k) p += cnk
-				cnk = cnk * (n - i) / (i + 1)
-			}
-			p /= 2 ^ n
-			printf "%.2f× (%d of %d rounds %s 1.0, sign test p %.3f)\n", m, k, n,
-				way == "lt" ? "below" : "above", p }'
-}
-
 for pr in $PROTOS; do
 	for p in $PROXIES; do
 		one "$p" "$pr" $((N / 10 > 200 ? N / 10 : 200)) >/dev/null # warm-up
